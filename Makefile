@@ -1,0 +1,48 @@
+# Transformers, hands-on — the two commands a learner needs:
+#   make lab    set up (first time only) and open the course in JupyterLab
+#   make test   set up (first time only) and run every test
+PY     ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8888
+KERNEL := transformers-course
+# Re-install only when what is installed changes.
+STAMP  := $(VENV)/.course-installed
+
+.PHONY: setup lab test test-fast execute student clean-venv
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
+	@$(PY) tools/check_python.py
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) \
+	    --display-name "Python (Transformers course)" >/dev/null
+	@touch $(STAMP)
+	@echo "Course environment ready in $(VENV)."
+
+lab: setup
+	@$(BIN)/python tools/lab.py --port $(PORT)
+
+# The whole suite: unit tests, checkers, nbval on every lesson, student
+# versions, the browser test, under the network guard.
+test: setup
+	$(BIN)/python -m pytest
+
+# The quick loop while editing: no notebook execution, no browser.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow and not browser"
+
+# Re-execute every lesson in place (outputs and widget state saved).
+execute: setup
+	$(BIN)/python tools/execute_notebooks.py notebooks/*.ipynb
+
+# Build the student version of every lesson into student/.
+student: setup
+	$(BIN)/python -m course_lib.student notebooks student
+
+clean-venv:
+	rm -rf $(VENV)

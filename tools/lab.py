@@ -1,0 +1,63 @@
+"""Start JupyterLab for the course on 127.0.0.1, at lesson 00.
+
+Used by `make lab` (and by the browser test, so the test starts the server
+exactly the way a learner does). Checks the port first so a busy port gives one
+line instead of a page of Tornado traceback.
+"""
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_LESSON = "notebooks/00_start_here.ipynb"
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def lab_command(port: int, token: str | None, open_browser: bool) -> list[str]:
+    """The jupyter-lab command line (list of args) for this port."""
+    cmd = [
+        sys.executable, "-m", "jupyterlab",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",      # a busy port must fail, not wander off
+        f"--ServerApp.root_dir={ROOT}",
+        "--LabApp.news_url=",              # offline: no news feed fetch
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if token is not None:
+        cmd.append(f"--IdentityProvider.token={token}")
+    if not open_browser:
+        cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")         # containers and CI often run as root
+    cmd.append(FIRST_LESSON)
+    return cmd
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8888)))
+    p.add_argument("--token", default=None, help="fixed token (tests); default: Jupyter makes one")
+    p.add_argument("--no-browser", action="store_true")
+    args = p.parse_args(argv)
+    if not port_is_free(args.port):
+        print(f"Port {args.port} on 127.0.0.1 is busy (another JupyterLab?). "
+              f"Stop it, or choose another port: make lab PORT={args.port + 1}", file=sys.stderr)
+        return 1
+    cmd = lab_command(args.port, args.token, open_browser=not args.no_browser)
+    os.chdir(ROOT)
+    os.execv(cmd[0], cmd)          # replace this process: Ctrl-C goes straight to Jupyter
+
+
+if __name__ == "__main__":
+    sys.exit(main())
