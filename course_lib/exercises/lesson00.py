@@ -1,0 +1,51 @@
+"""Lesson 00 — a first exercise to try the checking system.
+
+`center_rows(x)`: subtract from every row its own mean, so each row sums to 0.
+The same step opens LayerNorm in lesson 05.
+"""
+import torch
+
+from .framework import Exercise, Mistake
+
+
+def center_rows_reference(x: torch.Tensor) -> torch.Tensor:
+    """x: (n, d) -> (n, d), each row minus its mean over the last axis."""
+    return x - x.mean(dim=-1, keepdim=True)
+
+
+def _inputs(gen):
+    n, d = torch.randint(3, 7, (2,), generator=gen).tolist()
+    if n == d:          # a square input would hide the wrong-axis mistake
+        d += 1
+    return (torch.randn(n, d, generator=gen) * 3 + 1,)
+
+
+CENTER_ROWS = Exercise(
+    name="center_rows",
+    reference=center_rows_reference,
+    make_inputs=_inputs,
+    mistakes=[
+        Mistake("you subtracted the mean of each *column* (dim=0); a row's mean is over "
+                "the last axis: `x.mean(dim=-1, keepdim=True)`",
+                lambda x: x - x.mean(dim=0, keepdim=True)),
+        Mistake("you subtracted one number, the mean of the whole tensor; each row needs "
+                "its own mean: `x.mean(dim=-1, keepdim=True)`",
+                lambda x: x - x.mean()),
+        Mistake("you divided by the mean instead of subtracting it",
+                lambda x: x / x.mean(dim=-1, keepdim=True)),
+        Mistake("you also divided by the standard deviation — that is standardizing "
+                "(LayerNorm, lesson 05); here only subtract the mean",
+                lambda x: (x - x.mean(dim=-1, keepdim=True)) / x.std(dim=-1, keepdim=True)),
+        Mistake("you also divided by the standard deviation — that is standardizing "
+                "(LayerNorm, lesson 05); here only subtract the mean",
+                lambda x: (x - x.mean(dim=-1, keepdim=True))
+                / x.std(dim=-1, keepdim=True, unbiased=False)),
+    ],
+    generic_hint="each row of your output should be the input row minus that row's mean; "
+                 "check with `out.sum(dim=-1)` — it should be all zeros",
+)
+
+
+def check_center_rows(fn):
+    """Check a learner's `center_rows(x)`; prints a verdict, never raises."""
+    return CENTER_ROWS.check(fn)

@@ -1,0 +1,385 @@
+"""Helpers for driving the course in a real JupyterLab + headless Chromium.
+
+Used by tests/test_browser.py and tests/test_lab_launch.py; later lessons reuse
+them through the LESSONS list in test_browser.py.
+
+* ``LabServer`` starts JupyterLab exactly the way ``make lab`` does, through
+  ``tools/lab.py`` (127.0.0.1, ``port_retries=0``), on a free loopback port with a
+  random token, in its own process group, and always shuts it down.
+* ``launch_chromium`` starts Debian's Chromium (playwright's browser download is
+  not available) with flags that keep it off the network.
+* ``PageWatcher`` records console errors, uncaught page errors, failed requests,
+  HTTP errors and any request to a host other than loopback.
+* ``open_notebook`` / ``run_all_cells`` / ``sliders`` / ``move_slider`` /
+  ``output_snapshot`` drive the notebook through the UI, as a learner would.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAB_SCRIPT = ROOT / "tools" / "lab.py"
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",                      # runs as root in containers / CI
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    # Without these Chromium keeps trying to reach Google services, which on a
+    # closed network means a stream of failed connections and slow start-up.
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Text the widget manager leaves when a widget never renders.
+WIDGET_FAILURE_TEXTS = ("Loading widget", "Error displaying widget", "Error rendering widget")
+
+
+# --------------------------------------------------------------------------- chromium
+def require_chromium() -> Path:
+    """The Chromium binary; fail (or skip when COURSE_ALLOW_NO_BROWSER=1) if missing."""
+    if CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    msg = (f"{CHROMIUM} not found: install Debian's chromium "
+           f"(`apt-get install chromium`; .ci/run does this)")
+    if os.environ.get("COURSE_ALLOW_NO_BROWSER") == "1":
+        pytest.skip(msg + " [skipped because COURSE_ALLOW_NO_BROWSER=1]")
+    pytest.fail(msg + " (set COURSE_ALLOW_NO_BROWSER=1 to skip browser tests instead)",
+                pytrace=False)
+
+
+def launch_chromium(playwright):
+    """Headless Chromium from ``playwright.sync_api.sync_playwright()``."""
+    return playwright.chromium.launch(executable_path=str(require_chromium()),
+                                      headless=True, args=CHROMIUM_ARGS)
+
+
+# --------------------------------------------------------------------------- server
+def free_port() -> int:
+    """A TCP port that is free on 127.0.0.1 right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """JupyterLab started by ``tools/lab.py`` in its own process group.
+
+    Per-user JupyterLab state (settings, workspaces, runtime files) goes to a
+    temporary directory so the learner's own settings cannot change what the
+    test sees, and autosave is turned off there: the test opens the committed
+    notebooks themselves, and nothing may be written back to them.
+
+    Use as a context manager; on exit the server (and its kernels) are shut down.
+    """
+
+    def __init__(self, root: Path = ROOT, port: int | None = None, token: str | None = None,
+                 autosave: bool = False, start_timeout: float = 60.0):
+        self.root = Path(root)
+        self.port = port or free_port()
+        self.token = token or secrets.token_hex(16)
+        self.autosave = autosave
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen | None = None
+        self._tmp = Path(tempfile.mkdtemp(prefix="course-lab-"))
+        self.log_path = self._tmp / "server.log"
+
+    # -- URLs
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str, **query: str) -> str:
+        q = "&".join([f"token={self.token}"] + [f"{k}={v}" if v else k for k, v in query.items()])
+        return f"{self.base_url}{path}?{q}"
+
+    def notebook_url(self, relpath: str) -> str:
+        """URL that opens ``relpath`` (relative to the server root) in a fresh workspace."""
+        return self.url("/lab/tree/" + quote(relpath), reset="")
+
+    def api(self, path: str, method: str = "GET", timeout: float = 5.0):
+        req = urllib.request.Request(self.base_url + path, method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            body = r.read()
+            return r.status, (json.loads(body) if body else None)
+
+    # -- lifecycle
+    def command(self) -> list[str]:
+        return [sys.executable, str(self.root / "tools" / "lab.py"), "--port", str(self.port),
+                "--token", self.token, "--no-browser"]
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        settings = self._tmp / "settings"
+        env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+        env["JUPYTERLAB_WORKSPACES_DIR"] = str(self._tmp / "workspaces")
+        env["JUPYTER_RUNTIME_DIR"] = str(self._tmp / "runtime")
+        env.pop("JUPYTER_TOKEN", None)
+        if not self.autosave:
+            f = settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(json.dumps({"autosave": False}))
+        return env
+
+    def start(self) -> "LabServer":
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.command(), cwd=self.root, env=self.env(),
+                                     stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"tools/lab.py exited with {self.proc.returncode}:\n"
+                                   + self.log_tail())
+            try:
+                status, _ = self.api("/api/status", timeout=2)
+                if status == 200:
+                    return self
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"JupyterLab did not answer within {self.start_timeout:.0f} s:\n"
+                           + self.log_tail())
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, n: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+    def stop(self) -> None:
+        """Shut down kernels and server; escalate to SIGTERM/SIGKILL of the group."""
+        p = self.proc
+        if p is not None and p.poll() is None:
+            try:  # clean shutdown: the server stops its kernels too
+                self.api("/api/shutdown", method="POST", timeout=5)
+                p.wait(timeout=15)
+            except Exception:
+                pass
+            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+                if p.poll() is not None:
+                    break
+                try:
+                    os.killpg(p.pid, sig)
+                    p.wait(timeout=wait)
+                except (ProcessLookupError, subprocess.TimeoutExpired):
+                    pass
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> "LabServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------- page watching
+# Console / network messages that are *not* errors of the course. Every entry must
+# say why it is harmless; anything else fails the test.
+IGNORED_CONSOLE = [
+    # (none yet)
+]
+
+
+@dataclass
+class PageWatcher:
+    """Collects everything on a page that counts as an error."""
+    allowed_hosts: tuple[str, ...] = ("127.0.0.1",)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    http_errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+
+    def attach(self, page) -> "PageWatcher":
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        page.on("request", self._on_request)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("response", self._on_response)
+        return self
+
+    def _ignored(self, text: str) -> bool:
+        for pattern in IGNORED_CONSOLE:
+            if re.search(pattern, text):
+                self.ignored.append(text)
+                return True
+        return False
+
+    def _on_console(self, msg) -> None:
+        if msg.type == "error":
+            loc = msg.location or {}
+            text = f"{msg.text} ({loc.get('url', '')}:{loc.get('lineNumber', '')})"
+            if not self._ignored(text):
+                self.console_errors.append(text)
+
+    def _on_request(self, req) -> None:
+        parts = urlsplit(req.url)
+        if parts.scheme in ("data", "blob", "about"):
+            return
+        if parts.hostname not in self.allowed_hosts:
+            self.external_requests.append(req.url)
+
+    def _on_request_failed(self, req) -> None:
+        text = f"{req.method} {req.url}: {req.failure}"
+        # Navigating away / closing the page aborts in-flight long polls.
+        if req.failure == "net::ERR_ABORTED" and self.closing:
+            return
+        if not self._ignored(text):
+            self.failed_requests.append(text)
+
+    def _on_response(self, resp) -> None:
+        if resp.status >= 400:
+            text = f"HTTP {resp.status} {resp.request.method} {resp.url}"
+            if not self._ignored(text):
+                self.http_errors.append(text)
+
+    closing: bool = False
+
+    def problems(self) -> list[str]:
+        out = []
+        for name in ("page_errors", "console_errors", "failed_requests", "http_errors",
+                     "external_requests"):
+            out += [f"{name}: {x}" for x in getattr(self, name)]
+        return out
+
+
+# --------------------------------------------------------------------------- notebook UI
+def open_notebook(page, server: LabServer, relpath: str, timeout_ms: int = 60_000):
+    """Open ``relpath`` and wait until its kernel is idle. Returns the panel locator."""
+    page.goto(server.notebook_url(relpath), wait_until="domcontentloaded")
+    name = Path(relpath).name
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").filter(
+        has=page.locator(".jp-Notebook")).first
+    panel.wait_for(state="visible", timeout=timeout_ms)
+    # The tab of this notebook is the current one.
+    page.locator(f'.lm-TabBar-tab.lm-mod-current:has-text("{name}")').first.wait_for(
+        timeout=timeout_ms)
+    wait_kernel_idle(page, timeout_ms)
+    return panel
+
+
+def wait_kernel_idle(page, timeout_ms: int = 60_000) -> None:
+    page.wait_for_selector(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]',
+        timeout=timeout_ms)
+
+
+_WATCH_RUN_JS = """() => {
+  window.__courseRun = {sawStar: false};
+  const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook');
+  const check = () => {
+    for (const p of nb.querySelectorAll('.jp-InputPrompt')) {
+      if (p.textContent.includes('*')) { window.__courseRun.sawStar = true; }
+    }
+  };
+  new MutationObserver(check).observe(nb, {subtree: true, childList: true, characterData: true});
+}"""
+
+_RUN_DONE_JS = """() => {
+  if (!window.__courseRun || !window.__courseRun.sawStar) return false;
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+  if (!ind || ind.getAttribute('data-status') !== 'idle') return false;
+  for (const p of panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')) {
+    if (p.textContent.includes('*')) return false;
+  }
+  return true;
+}"""
+
+
+def run_all_cells(page, timeout_ms: int = 120_000) -> None:
+    """Run > Run All Cells from the menu bar, then wait until every cell has run."""
+    page.evaluate(_WATCH_RUN_JS)
+    page.locator('.lm-MenuBar-itemLabel:text-is("Run")').click()
+    page.locator('.lm-Menu-item:has(.lm-Menu-itemLabel:text-is("Run All Cells"))').click()
+    page.wait_for_function(_RUN_DONE_JS, timeout=timeout_ms, polling=250)
+
+
+def code_cell_states(page) -> list[dict]:
+    """Prompt text and whether an error is shown, for each code cell (in order)."""
+    return page.evaluate("""() => {
+      const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+      return [...panel.querySelectorAll('.jp-CodeCell')].map(c => ({
+        prompt: (c.querySelector('.jp-InputPrompt') || {}).textContent || '',
+        error: !!c.querySelector('[data-mime-type="application/vnd.jupyter.error"]'),
+        source: (c.querySelector('.jp-InputArea-editor') || {}).textContent || '',
+      }));
+    }""")
+
+
+def interact_widgets(page):
+    """Locator for every ``ipywidgets.interactive`` box on the current notebook."""
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .widget-interact")
+
+
+def sliders(container):
+    """Locator for the sliders (IntSlider, FloatSlider, ...) inside ``container``."""
+    return container.locator(".widget-slider")
+
+
+def slider_value(slider) -> str:
+    return slider.locator(".widget-readout").first.inner_text()
+
+
+def move_slider(slider, presses: int = 3) -> None:
+    """Move a slider with the keyboard, away from whichever end it sits at."""
+    handle = slider.locator(".noUi-handle").first
+    now = float(handle.get_attribute("aria-valuenow"))
+    hi = float(handle.get_attribute("aria-valuemax"))
+    key = "ArrowLeft" if now >= hi else "ArrowRight"
+    handle.focus()
+    for _ in range(presses):
+        handle.press(key)
+
+
+def output_snapshot(container) -> dict:
+    """Images (their ``src``) and text shown in the output area of ``container``."""
+    return container.evaluate("""el => {
+      const out = el.querySelector('.widget-output') || el;
+      return {
+        images: [...out.querySelectorAll('img')].map(i => i.getAttribute('src') || ''),
+        text: out.innerText,
+      };
+    }""")
+
+
+def widget_failure_texts(page) -> list[str]:
+    """Any 'Loading widget...' / 'Error displaying widget' left on the page."""
+    text = page.locator("body").inner_text()
+    return [t for t in WIDGET_FAILURE_TEXTS if t in text]
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

@@ -1,0 +1,57 @@
+"""Suite-wide set-up: the network guard, and where test artifacts go.
+
+Every Python the tests start (nbval kernels, nbclient kernels, subprocesses)
+imports tests/netguard/sitecustomize.py, which refuses connections to anything
+but loopback and logs them. A test during which the log grows fails, naming
+the connection — whether it was the test itself or a notebook kernel.
+"""
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+GUARD_DIR = Path(__file__).resolve().parent / "netguard"
+GUARD_LOG = ARTIFACTS / "network-guard.log"
+
+ARTIFACTS.mkdir(exist_ok=True)
+GUARD_LOG.write_text("")
+os.environ["COURSE_NETGUARD_LOG"] = str(GUARD_LOG)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(GUARD_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+# Offline for libraries that would try anyway (Hugging Face, matplotlib fonts...).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# The guard in this very process, too (loaded by path: a `sitecustomize` may
+# already be imported under that name).
+_spec = importlib.util.spec_from_file_location("course_netguard", GUARD_DIR / "sitecustomize.py")
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
+
+def pytest_runtest_setup(item):
+    item._guard_pos = GUARD_LOG.stat().st_size
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call":
+        return
+    with open(GUARD_LOG) as f:
+        f.seek(getattr(item, "_guard_pos", 0))
+        new = f.read()
+    if new.strip() and not item.get_closest_marker("allow_network_attempt"):
+        report.outcome = "failed"
+        report.longrepr = ("This test (or a notebook kernel it ran) tried to reach the "
+                           "network:\n" + new)
+
+
+def pytest_collection_modifyitems(config, items):
+    """nbval cells execute notebooks: they belong to the slow tier."""
+    for item in items:
+        if item.fspath.ext == ".ipynb":
+            item.add_marker(pytest.mark.slow)
