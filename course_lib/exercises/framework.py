@@ -148,6 +148,9 @@ def close(a, b, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
     return True
 
 
+REGISTRY: dict[str, "Exercise"] = {}   # every exercise, by name (the tests walk it)
+
+
 @dataclass
 class Exercise:
     """One exercise: reference, inputs, known mistakes.
@@ -165,6 +168,11 @@ class Exercise:
     trials: int = 3
     atol: float = 1e-5
     run: Callable | None = None
+    # Other correct solutions (einsum, loops...): tests check they are accepted.
+    alternatives: list[Callable] = field(default_factory=list)
+
+    def __post_init__(self):
+        REGISTRY[self.name] = self
 
     def _call(self, fn, args) -> Result:
         if self.run is None:

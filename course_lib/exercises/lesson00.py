@@ -41,6 +41,10 @@ CENTER_ROWS = Exercise(
                 lambda x: (x - x.mean(dim=-1, keepdim=True))
                 / x.std(dim=-1, keepdim=True, unbiased=False)),
     ],
+    alternatives=[
+        lambda x: x - x.sum(dim=1, keepdim=True) / x.shape[1],
+        lambda x: torch.stack([row - row.mean() for row in x]),
+    ],
     generic_hint="each row of your output should be the input row minus that row's mean; "
                  "check with `out.sum(dim=-1)` — it should be all zeros",
 )
