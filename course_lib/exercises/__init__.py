@@ -1,8 +1,12 @@
-"""Exercise checkers, one module per lesson.
+"""Exercise checkers, one module per lesson (`lesson00.py`, `lesson02.py` …).
 
 Each `check_*` takes the learner's function (or class), compares it with the
 reference on random inputs, prints a one-line verdict and returns it. It never
 raises: a stub prints "not solved yet", a crash prints where it happened.
+Every lesson module's `__all__` is re-exported here.
 """
+from .._discover import export_submodules
 from .framework import Exercise, Mistake, Verdict  # noqa: F401
-from .lesson00 import check_center_rows  # noqa: F401
+
+__all__ = ["Exercise", "Mistake", "Verdict"] + [
+    n for n in export_submodules(__name__, globals()) if n not in ("Exercise", "Mistake", "Verdict")]

@@ -7,6 +7,8 @@ import torch
 
 from .framework import Exercise, Mistake
 
+__all__ = ["check_center_rows"]
+
 
 def center_rows_reference(x: torch.Tensor) -> torch.Tensor:
     """x: (n, d) -> (n, d), each row minus its mean over the last axis."""

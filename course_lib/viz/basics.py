@@ -4,6 +4,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import torch
 
+__all__ = ["softmax_temperature_bars"]
+
 
 def softmax_temperature_bars(scores, labels=None, temperature: float = 1.0):
     """Bar chart of softmax(scores / temperature).

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ipywidgets as W
 
+__all__ = ["temperature_explorer"]
+
 from ..viz.basics import softmax_temperature_bars
 from ._wiring import show_figure
 

@@ -1,0 +1,22 @@
+"""Re-export the public names of every submodule of a package.
+
+`course_lib.exercises`, `.viz` and `.widgets` hold one module per lesson; their
+`__init__` calls this so a new lesson's module is picked up without editing a
+shared list. A submodule lists its public names in `__all__`.
+"""
+import importlib
+import pkgutil
+
+
+def export_submodules(package_name: str, namespace: dict) -> list[str]:
+    """Import each non-private submodule and copy its `__all__` into `namespace`."""
+    package = importlib.import_module(package_name)
+    exported = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package_name}.{info.name}")
+        for name in getattr(module, "__all__", []):
+            namespace[name] = getattr(module, name)
+            exported.append(name)
+    return exported
