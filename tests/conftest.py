@@ -23,6 +23,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(GUARD_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 # Offline for libraries that would try anyway (Hugging Face, matplotlib fonts...).
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Checkers record progress; tests (and the kernels they start) must not touch
+# the user's own file.
+os.environ["COURSE_PROGRESS_FILE"] = str(ARTIFACTS / "progress.json")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # The guard in this very process, too (loaded by path: a `sitecustomize` may

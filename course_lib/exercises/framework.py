@@ -12,6 +12,7 @@ dtypes and NaNs all become a printed :class:`Verdict`.
 from __future__ import annotations
 
 import copy
+import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -173,6 +174,14 @@ class Exercise:
 
     def __post_init__(self):
         REGISTRY[self.name] = self
+        # The module that created this exercise (frame 0: here, 1: dataclass __init__).
+        self._module = sys._getframe(2).f_globals.get("__name__", "")
+
+    @property
+    def lesson(self) -> str:
+        """'02' for an exercise defined in course_lib/exercises/lesson02.py."""
+        tail = self._module.rsplit(".", 1)[-1]
+        return tail[len("lesson"):] if tail.startswith("lesson") else "??"
 
     def _call(self, fn, args) -> Result:
         if self.run is None:
@@ -227,4 +236,6 @@ class Exercise:
             v = Verdict(self.name, CRASHED, f"the checker itself failed ({type(e).__name__}: {e}); "
                                             "please report this")
         print(v)
+        from ..progress import record   # local: progress is optional plumbing
+        record(self.name, self.lesson, v.status)
         return v
