@@ -9,7 +9,7 @@ KERNEL := transformers-course
 # Re-install only when what is installed changes.
 STAMP  := $(VENV)/.course-installed
 
-.PHONY: setup lab test test-fast execute student clean-venv
+.PHONY: setup lab test test-fast execute student pack clean-venv
 
 setup: $(STAMP)
 
@@ -42,7 +42,11 @@ execute: setup
 
 # Build the student version of every lesson into student/.
 student: setup
-	$(BIN)/python -m course_lib.student notebooks student
+	$(BIN)/python -m course_lib.student build notebooks student
+
+# The pack to hand out: student_pack/ (notebooks + assets) and student_pack.zip.
+pack: setup
+	$(BIN)/python -m course_lib.student pack student_pack
 
 clean-venv:
 	rm -rf $(VENV)

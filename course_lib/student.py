@@ -128,36 +128,114 @@ def write_student_version(src: Path, dest: Path, force: bool = False) -> str:
     return "created"
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="Build student versions of the lessons.")
-    p.add_argument("source", help="a lesson notebook or a folder of them")
-    p.add_argument("dest", help="output folder")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite notebooks the student edited (a backup is kept)")
-    args = p.parse_args(argv)
-    src = Path(args.source)
+def _backup(path: Path) -> Path:
+    backup = path.with_name(f"{path.stem}.backup-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    shutil.copy2(path, backup)
+    return backup
+
+
+def _lessons(src: Path) -> list[Path]:
     if src.is_dir():
-        lessons = sorted(src.glob("[0-9][0-9]_*.ipynb"))
-    elif src.suffix == ".ipynb" and src.is_file():
-        lessons = [src]
-    else:
-        print(f"{src}: no such lesson notebook or folder", file=sys.stderr)
+        found = sorted(src.glob("[0-9][0-9]_*.ipynb"))
+        if not found:
+            raise StudentVersionError(f"{src}: no lesson notebooks (NN_name.ipynb) found")
+        return found
+    if src.suffix == ".ipynb" and src.is_file():
+        return [src]
+    raise StudentVersionError(f"{src}: no such lesson notebook or folder")
+
+
+def build(source: Path, dest: Path, force: bool = False) -> list[str]:
+    """Student versions of every lesson in `source` into `dest`; one line per lesson."""
+    lessons = _lessons(Path(source))
+    students = [student_notebook(nbformat.read(p, as_version=4), where=p.name) for p in lessons]
+    del students  # all validated before anything is written
+    return [f"{p.name}: {write_student_version(p, Path(dest) / p.name, force=force)}"
+            for p in lessons]
+
+
+def pack(source: Path, dest: Path, assets: Path | None = None, force: bool = False) -> Path:
+    """The student pack: dest/notebooks (stubs, no outputs), dest/assets, and dest.zip."""
+    dest = Path(dest)
+    lines = build(source, dest / "notebooks", force=force)
+    if assets is not None and Path(assets).is_dir():
+        shutil.copytree(assets, dest / "assets", dirs_exist_ok=True)
+    for line in lines:
+        print(line)
+    archive = shutil.make_archive(str(dest), "zip", root_dir=dest.parent, base_dir=dest.name)
+    return Path(archive)
+
+
+def reset(student_path: Path, source: Path, exercise: str | None = None) -> str:
+    """Restore a student's lesson (or one exercise's cell) to its fresh state.
+
+    The student's current file is backed up first. Returns a one-line summary.
+    """
+    student_path, source = Path(student_path), Path(source)
+    if student_path.suffix != ".ipynb" or not student_path.is_file():
+        raise StudentVersionError(f"{student_path} is not a notebook file (.ipynb)")
+    original = source / student_path.name if source.is_dir() else source
+    if not original.is_file():
+        raise StudentVersionError(f"no lesson {student_path.name} in {source}")
+    fresh = student_notebook(nbformat.read(original, as_version=4), where=original.name)
+    if exercise is None:
+        backup = _backup(student_path)
+        student_path.write_text(nbformat.writes(fresh) + "\n")
+        return f"{student_path.name}: reset (backup: {backup.name})"
+    marker = f'raise NotImplementedError("{exercise}:'
+    hits = [c for c in fresh.cells if c.cell_type == "code" and marker in c.source]
+    if not hits:
+        raise StudentVersionError(f"{original.name} has no exercise named {exercise!r}")
+    mine = nbformat.read(student_path, as_version=4)
+    target = [i for i, c in enumerate(mine.cells) if c.get("id") == hits[0].get("id")]
+    if not target:
+        raise StudentVersionError(
+            f"{student_path.name}: the cell of {exercise!r} was deleted or replaced; "
+            "reset the whole lesson instead")
+    backup = _backup(student_path)
+    mine.cells[target[0]] = hits[0]
+    nbformat.write(mine, student_path)
+    return f"{student_path.name}: exercise {exercise} reset (backup: {backup.name})"
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in ("build", "pack", "reset", "-h", "--help"):
+        argv.insert(0, "build")          # `python -m course_lib.student SRC DEST`
+    p = argparse.ArgumentParser(prog="python -m course_lib.student",
+                                description="Student versions of the lessons.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="student versions of lessons into a folder")
+    b.add_argument("source", help="a lesson notebook or a folder of them")
+    b.add_argument("dest", help="output folder")
+    b.add_argument("--force", action="store_true",
+                   help="overwrite notebooks the student edited (a backup is kept)")
+    k = sub.add_parser("pack", help="folder + zip to hand out: notebooks and assets")
+    k.add_argument("dest", help="output folder; the zip is written beside it")
+    k.add_argument("--source", default="notebooks")
+    k.add_argument("--assets", default="assets")
+    k.add_argument("--force", action="store_true")
+    r = sub.add_parser("reset", help="restore a lesson (or one exercise) to its fresh state")
+    r.add_argument("notebook", help="the student's notebook")
+    r.add_argument("--exercise", help="reset only this exercise's cell")
+    r.add_argument("--source", default="notebooks", help="the instructor lessons")
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == "build":
+            lines = build(Path(args.source), Path(args.dest), force=args.force)
+            print("\n".join(lines))
+            kept = sum(line.endswith(": kept") for line in lines)
+            if kept:
+                print(f"{kept} notebook(s) kept because they were edited; use --force to "
+                      "replace them (a backup is kept).")
+        elif args.cmd == "pack":
+            archive = pack(Path(args.source), Path(args.dest), Path(args.assets), args.force)
+            print(f"student pack: {args.dest}/ and {archive.name}")
+        else:
+            print(reset(Path(args.notebook), Path(args.source), args.exercise))
+    except StudentVersionError as e:
+        print(str(e), file=sys.stderr)
         return 1
-    if not lessons:
-        print(f"{src}: no lesson notebooks (NN_name.ipynb) found", file=sys.stderr)
-        return 1
-    kept = 0
-    for lesson in lessons:
-        try:
-            what = write_student_version(lesson, Path(args.dest) / lesson.name, force=args.force)
-        except StudentVersionError as e:
-            print(f"{lesson.name}: {e}", file=sys.stderr)
-            return 1
-        kept += what == "kept"
-        print(f"{lesson.name}: {what}")
-    if kept:
-        print(f"{kept} notebook(s) kept because you edited them; use --force to replace "
-              "them (a backup is kept).")
     return 0
 
 

@@ -122,3 +122,86 @@ def test_student_version_runs_to_the_end(lesson, tmp_path):
                    resources={"metadata": {"path": str(lesson.parent)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert printed.count("not solved yet") >= n_stubs, "a check did not report its stub"
+
+
+def _two_exercise_lesson(tmp_path) -> Path:
+    nb = new_notebook(cells=[
+        new_code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION"),
+        new_code_cell("def g(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"),
+    ])
+    src = tmp_path / "lessons"
+    src.mkdir()
+    nbformat.write(nb, src / "01_two.ipynb")
+    return src
+
+
+def test_pack_builds_folder_and_zip_with_assets(tmp_path):
+    import zipfile
+    from course_lib.student import pack
+
+    src = _two_exercise_lesson(tmp_path)
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "diagram.svg").write_text("<svg/>")
+    archive = pack(src, tmp_path / "pack", tmp_path / "assets")
+    names = zipfile.ZipFile(archive).namelist()
+    assert "pack/notebooks/01_two.ipynb" in names and "pack/assets/diagram.svg" in names
+    text = (tmp_path / "pack" / "notebooks" / "01_two.ipynb").read_text()
+    assert "return 2 * x" not in text and 'NotImplementedError(\\"g:' in text
+
+
+def test_pack_of_a_missing_folder_writes_nothing(tmp_path, capsys):
+    assert main(["pack", str(tmp_path / "pack"), "--source", str(tmp_path / "none")]) == 1
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "pack").exists() and not (tmp_path / "pack.zip").exists()
+
+
+def _solve(path, old, new):
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        c.source = c.source.replace(old, new)
+    nbformat.write(nb, path)
+
+
+def test_reset_one_exercise_keeps_the_other_and_a_backup(tmp_path):
+    from course_lib.student import reset
+
+    src = _two_exercise_lesson(tmp_path)
+    dest = tmp_path / "student" / "01_two.ipynb"
+    write_student_version(src / "01_two.ipynb", dest)
+    _solve(dest, 'raise NotImplementedError("f: write your solution here")', "return x  # mine")
+    _solve(dest, 'raise NotImplementedError("g: write your solution here")', "return 2 * x  # mine")
+    line = reset(dest, src, exercise="g")
+    assert "exercise g reset" in line
+    text = dest.read_text()
+    assert "return x  # mine" in text and "return 2 * x  # mine" not in text
+    backups = list(dest.parent.glob("01_two.backup-*.ipynb"))
+    assert len(backups) == 1 and "return 2 * x  # mine" in backups[0].read_text()
+
+
+def test_reset_whole_lesson(tmp_path):
+    from course_lib.student import reset
+
+    src = _two_exercise_lesson(tmp_path)
+    dest = tmp_path / "student" / "01_two.ipynb"
+    write_student_version(src / "01_two.ipynb", dest)
+    _solve(dest, 'raise NotImplementedError("f: write your solution here")', "return x  # mine")
+    assert "reset (backup:" in reset(dest, src)
+    assert "# mine" not in dest.read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["reset", "missing.ipynb"], "not a notebook file"),
+    (["reset", "notes.txt"], "not a notebook file"),
+    (["reset", "01_two.ipynb", "--exercise", "nope"], "no exercise named 'nope'"),
+])
+def test_reset_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, args, message):
+    src = _two_exercise_lesson(tmp_path)
+    work = tmp_path / "student"
+    write_student_version(src / "01_two.ipynb", work / "01_two.ipynb")
+    (work / "notes.txt").write_text("not a notebook")
+    monkeypatch.chdir(work)
+    before = sorted(p.name for p in work.iterdir())
+    assert main(args + ["--source", str(src)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert sorted(p.name for p in work.iterdir()) == before
