@@ -167,8 +167,10 @@ class LayerNorm(nn.Module):
     def forward(self, x):
         check_float("x", x)
         check_last_dim("x", x, self.d_model)
-        var, mean = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+        centered = x - x.mean(dim=-1, keepdim=True)
+        var = centered.pow(2).mean(dim=-1, keepdim=True)  # biased: divide by d_model
+        z = centered * torch.rsqrt(var + self.eps)  # rsqrt(a) = 1/√a, one kernel
+        return z * self.weight + self.bias
 
     def extra_repr(self):
         return f"d_model={self.d_model}, eps={self.eps}"

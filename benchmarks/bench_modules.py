@@ -1,0 +1,102 @@
+"""Forward+backward time of our modules vs PyTorch's own, measured in the same run.
+
+    python benchmarks/bench_modules.py              # 1 thread, both sizes
+    python benchmarks/bench_modules.py --threads 2 --repeats 40
+
+Compares, with copied weights and dropout 0 (train mode, so PyTorch takes its
+regular autograd path, not the inference-only fast path):
+  - MultiHeadAttention (self-attention)  vs nn.MultiheadAttention(batch_first=True)
+  - Encoder + Decoder (EncoderDecoder's core) vs nn.Transformer(batch_first=True)
+Timings are interleaved (ours, theirs, ours, theirs …) after a warm-up, so a busy
+machine slows both alike; the ratio is median(ours) / median(theirs). Goal: ≤ 1.10.
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from course_lib.attention import causal_mask
+from course_lib.layers import MultiHeadAttention
+from course_lib.models import Decoder, Encoder
+from course_lib.torch_compat import copy_from_torch, to_torch_mask
+
+SIZES = [  # (batch, n, d_model, h, d_ff)
+    (32, 64, 128, 4, 512),
+    (32, 128, 256, 4, 1024),
+]
+
+
+def time_pair(ours_step, theirs_step, repeats, warmup=3):
+    """Median seconds of each step, alternating the two so load affects both equally."""
+    for _ in range(warmup):
+        ours_step()
+        theirs_step()
+    ours, theirs = [], []
+    for _ in range(repeats):
+        for step, times in ((ours_step, ours), (theirs_step, theirs)):
+            start = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - start)
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def mha_steps(batch, n, d_model, h):
+    theirs = nn.MultiheadAttention(d_model, h, batch_first=True)
+    ours = copy_from_torch(MultiHeadAttention(d_model, h), theirs)
+    x = torch.randn(batch, n, d_model, requires_grad=True)
+    mask = causal_mask(n)
+    torch_mask = to_torch_mask(mask)
+
+    def ours_step():
+        ours(x, mask=mask).sum().backward()
+
+    def theirs_step():
+        theirs(x, x, x, attn_mask=torch_mask, need_weights=False)[0].sum().backward()
+
+    return ours_step, theirs_step
+
+
+def transformer_steps(batch, n, d_model, h, d_ff, layers=2):
+    theirs = nn.Transformer(d_model, h, layers, layers, d_ff, dropout=0.0, batch_first=True)
+    encoder = copy_from_torch(Encoder(d_model, h, d_ff, layers, final_norm=True), theirs.encoder)
+    decoder = copy_from_torch(Decoder(d_model, h, d_ff, layers, final_norm=True), theirs.decoder)
+    src = torch.randn(batch, n, d_model, requires_grad=True)
+    tgt = torch.randn(batch, n, d_model, requires_grad=True)
+    mask = causal_mask(n)
+    torch_mask = to_torch_mask(mask)
+
+    def ours_step():
+        decoder(tgt, encoder(src), self_mask=mask).sum().backward()
+
+    def theirs_step():
+        theirs(src, tgt, tgt_mask=torch_mask, tgt_is_causal=True).sum().backward()
+
+    return ours_step, theirs_step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steady timings on a busy machine)")
+    parser.add_argument("--repeats", type=int, default=30, help="timed runs per module (median is reported)")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.repeats} interleaved repeats, forward+backward\n")
+    print(f"{'module':<34}{'batch':>6}{'n':>5}{'d':>5}{'h':>3}{'ours ms':>10}{'torch ms':>10}{'ratio':>7}")
+    for batch, n, d_model, h, d_ff in SIZES:
+        rows = [
+            ("MultiHeadAttention / nn.MHA", mha_steps(batch, n, d_model, h)),
+            ("Encoder+Decoder / nn.Transformer", transformer_steps(batch, n, d_model, h, d_ff)),
+        ]
+        for name, (ours_step, theirs_step) in rows:
+            ours, theirs = time_pair(ours_step, theirs_step, args.repeats)
+            ratio = ours / theirs
+            flag = "" if ratio <= 1.10 else "  > 1.10"
+            print(f"{name:<34}{batch:>6}{n:>5}{d_model:>5}{h:>3}{ours * 1e3:>10.1f}{theirs * 1e3:>10.1f}{ratio:>7.2f}{flag}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Reproducibility, device and thread settings used at the top of every lesson."""
+
+import os
+import random
+
+import torch
+
+__all__ = ["seed_everything", "pick_device", "set_threads"]
+
+
+def seed_everything(seed=0):
+    """Seed Python's `random`, NumPy (if installed) and torch (CPU and every GPU).
+
+    Same seed, same machine, same library versions -> same numbers. Returns the seed.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    random.seed(seed)
+    try:
+        import numpy as np
+    except ImportError:  # NumPy is optional for the core
+        pass
+    else:
+        np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds CUDA and MPS generators
+    return seed
+
+
+def pick_device():
+    """The best available device: CUDA GPU, then Apple MPS, then CPU.
+
+    Every lesson also runs on CPU; a GPU only makes the training cells faster.
+    """
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def set_threads(n=None):
+    """Set how many CPU threads torch uses for one operation; returns the number set.
+
+    The course's models are small: a (64 x 128) @ (128 x 128) matmul finishes in
+    microseconds, so splitting it over threads buys little and the threads' hand-offs
+    cost a lot when another program holds a core: on a busy 2-core machine small
+    models can run several times faster on 1 thread than on 2. Hence:
+      n given           -> use n;
+      n None            -> the COURSE_THREADS environment variable, if set;
+      otherwise         -> 1 thread on machines with ≤ 2 cores, else half the cores (at
+                           most 4), leaving room for the notebook server and browser.
+    """
+    if n is None:
+        env = os.environ.get("COURSE_THREADS")
+        if env is not None:
+            if not env.strip().isdigit() or int(env) < 1:
+                raise ValueError(f"COURSE_THREADS must be a positive integer, got {env!r}")
+            n = int(env)
+        else:
+            cores = os.cpu_count() or 1
+            n = 1 if cores <= 2 else min(4, cores // 2)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be an int or None, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got n={n}")
+    torch.set_num_threads(n)
+    return n
