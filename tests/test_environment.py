@@ -12,7 +12,7 @@ def _pins(lines) -> dict:
     pins = {}
     for line in lines:
         line = line.split("#")[0].strip()
-        if line:
+        if line and not line.startswith("--"):     # pip options, e.g. an index URL
             name, _, version = line.partition("==")
             assert version, f"unpinned requirement {line!r}: pin it with =="
             pins[name.lower()] = version
