@@ -15,6 +15,7 @@ them through the LESSONS list in test_browser.py.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -125,6 +126,15 @@ class LabServer:
             body = r.read()
             return r.status, (json.loads(body) if body else None)
 
+    def shutdown_kernels(self) -> None:
+        """End every session (and its kernel); keeps memory down between lessons."""
+        try:
+            _, sessions = self.api("/api/sessions")
+            for sess in sessions or []:
+                self.api(f"/api/sessions/{sess['id']}", method="DELETE", timeout=15)
+        except (OSError, urllib.error.URLError):
+            pass
+
     # -- lifecycle
     def command(self) -> list[str]:
         return [sys.executable, str(self.root / "tools" / "lab.py"), "--port", str(self.port),
@@ -201,11 +211,11 @@ class LabServer:
 
 
 # --------------------------------------------------------------------------- page watching
-# Console / network messages that are *not* errors of the course. Every entry must
-# say why it is harmless; anything else fails the test.
-IGNORED_CONSOLE = [
-    # (none yet)
-]
+# Patterns (regex) for console errors, failed requests and HTTP errors that are *not*
+# errors of the course. Every entry must say why it is harmless; anything else
+# fails the test. Lesson 00 needs none: with the news feed and update check off
+# (tools/lab.py) JupyterLab logs no error and requests nothing off loopback.
+IGNORED: list[str] = []
 
 
 @dataclass
@@ -218,6 +228,7 @@ class PageWatcher:
     http_errors: list[str] = field(default_factory=list)
     external_requests: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    closing: bool = False   # set before closing the page: aborted requests are then expected
 
     def attach(self, page) -> "PageWatcher":
         page.on("console", self._on_console)
@@ -228,7 +239,7 @@ class PageWatcher:
         return self
 
     def _ignored(self, text: str) -> bool:
-        for pattern in IGNORED_CONSOLE:
+        for pattern in IGNORED:
             if re.search(pattern, text):
                 self.ignored.append(text)
                 return True
@@ -262,8 +273,6 @@ class PageWatcher:
             if not self._ignored(text):
                 self.http_errors.append(text)
 
-    closing: bool = False
-
     def problems(self) -> list[str]:
         out = []
         for name in ("page_errors", "console_errors", "failed_requests", "http_errors",
@@ -287,10 +296,30 @@ def open_notebook(page, server: LabServer, relpath: str, timeout_ms: int = 60_00
     return panel
 
 
+# The status bar item "<kernel name> | <status>"; its status comes from the live
+# kernel connection (the toolbar's execution indicator says "idle" before the
+# kernel has even started, so it cannot be trusted on its own).
+_KERNEL_STATUS_JS = """() => {
+  const item = document.querySelector('.jp-StatusBar-TextItem[title^="Change kernel for"]');
+  return item ? item.textContent : '';
+}"""
+
+
+def kernel_status(page) -> str:
+    """'Idle', 'Busy', 'Starting', ... as shown in the status bar ('' if none)."""
+    text = page.evaluate(_KERNEL_STATUS_JS)
+    return text.rsplit("|", 1)[1].strip() if "|" in text else ""
+
+
 def wait_kernel_idle(page, timeout_ms: int = 60_000) -> None:
-    page.wait_for_selector(
-        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]',
-        timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+          const item = document.querySelector('.jp-StatusBar-TextItem[title^="Change kernel for"]');
+          const ind = document.querySelector(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+          return !!item && /\\|\\s*Idle$/.test(item.textContent.trim())
+                 && !!ind && ind.getAttribute('data-status') === 'idle';
+        }""", timeout=timeout_ms, polling=200)
 
 
 _WATCH_RUN_JS = """() => {
@@ -309,6 +338,8 @@ _RUN_DONE_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
   if (!ind || ind.getAttribute('data-status') !== 'idle') return false;
+  const item = document.querySelector('.jp-StatusBar-TextItem[title^="Change kernel for"]');
+  if (!item || !/\\|\\s*Idle$/.test(item.textContent.trim())) return false;
   for (const p of panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')) {
     if (p.textContent.includes('*')) return false;
   }
@@ -325,12 +356,16 @@ def run_all_cells(page, timeout_ms: int = 120_000) -> None:
 
 
 def code_cell_states(page) -> list[dict]:
-    """Prompt text and whether an error is shown, for each code cell (in order)."""
+    """Prompt, source and output text of each code cell, in notebook order.
+
+    (JupyterLab renders an error traceback like stderr, so errors are recognised
+    by their text; see test_browser.py.)
+    """
     return page.evaluate("""() => {
       const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
       return [...panel.querySelectorAll('.jp-CodeCell')].map(c => ({
         prompt: (c.querySelector('.jp-InputPrompt') || {}).textContent || '',
-        error: !!c.querySelector('[data-mime-type="application/vnd.jupyter.error"]'),
+        output: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n'),
         source: (c.querySelector('.jp-InputArea-editor') || {}).textContent || '',
       }));
     }""")
@@ -362,20 +397,56 @@ def move_slider(slider, presses: int = 3) -> None:
 
 
 def output_snapshot(container) -> dict:
-    """Images (their ``src``) and text shown in the output area of ``container``."""
-    return container.evaluate("""el => {
+    """What the output area of ``container`` shows: a digest of each image's ``src``
+    (the base64 PNG matplotlib sends) and the text."""
+    snap = container.evaluate("""el => {
       const out = el.querySelector('.widget-output') || el;
       return {
         images: [...out.querySelectorAll('img')].map(i => i.getAttribute('src') || ''),
         text: out.innerText,
       };
     }""")
+    snap["images"] = [f"{hashlib.sha1(src.encode()).hexdigest()[:12]}:{len(src)}B"
+                      for src in snap["images"]]
+    return snap
+
+
+def wait_output_changed(page, container, before: dict, timeout_ms: int = 30_000) -> dict:
+    """Wait until the images in ``container`` differ from ``before`` and the kernel is
+    idle again (a few key presses queue several updates); return the new snapshot."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    snap = output_snapshot(container)
+    while time.monotonic() < deadline:
+        snap = output_snapshot(container)
+        if snap["images"] and snap["images"] != before["images"] and kernel_status(page) == "Idle":
+            page.wait_for_timeout(300)          # let the last queued update land
+            if kernel_status(page) == "Idle":
+                return output_snapshot(container)
+        page.wait_for_timeout(150)
+    return snap
+
+
+def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
+    """Wait until no widget shows 'Loading widget...' (or an error placeholder)."""
+    try:
+        page.wait_for_function(
+            "texts => !texts.some(t => document.body.innerText.includes(t))",
+            arg=list(WIDGET_FAILURE_TEXTS), timeout=timeout_ms, polling=250)
+    except Exception:
+        left = widget_failure_texts(page)
+        raise AssertionError(f"widgets still show {left} after {timeout_ms / 1000:.0f} s") from None
 
 
 def widget_failure_texts(page) -> list[str]:
     """Any 'Loading widget...' / 'Error displaying widget' left on the page."""
     text = page.locator("body").inner_text()
     return [t for t in WIDGET_FAILURE_TEXTS if t in text]
+
+
+def scroll_cell_to_top(locator) -> None:
+    """Scroll the notebook so the cell holding ``locator`` starts at the top."""
+    locator.evaluate("el => (el.closest('.jp-Cell') || el).scrollIntoView({block: 'start'})")
+    locator.page.wait_for_timeout(200)
 
 
 def screenshot(page, name: str) -> Path:

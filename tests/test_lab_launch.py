@@ -1,0 +1,101 @@
+"""tools/lab.py (what `make lab` runs): JupyterLab on 127.0.0.1 only, and a busy
+port stops it with one line before Jupyter starts."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+
+import psutil
+import pytest
+
+import browser_support as bs
+
+LAB = str(bs.LAB_SCRIPT)
+
+
+def _fake_jupyterlab(tmp_path):
+    """A `jupyterlab` package that only records that it was started: put first on
+    PYTHONPATH, it shows whether lab.py went on to exec `python -m jupyterlab`."""
+    pkg = tmp_path / "fake" / "jupyterlab"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    marker = tmp_path / "jupyter-started"
+    (pkg / "__main__.py").write_text(textwrap.dedent(f"""
+        import json, sys
+        open({str(marker)!r}, "w").write(json.dumps(sys.argv[1:]))
+    """))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "fake")] +
+                                        [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return env, marker
+
+
+@pytest.mark.parametrize("bind_host", ["127.0.0.1", "0.0.0.0"])
+def test_busy_port_gives_one_line_and_exit_1(tmp_path, bind_host):
+    env, marker = _fake_jupyterlab(tmp_path)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind((bind_host, 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, LAB, "--port", str(port), "--no-browser"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        elapsed = time.monotonic() - t0
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert str(port) in lines[0] and "busy" in lines[0], lines[0]
+    assert "Traceback" not in r.stderr
+    assert not marker.exists(), "lab.py started Jupyter although the port was busy"
+    assert elapsed < 30, f"a busy port took {elapsed:.1f} s to report"
+
+
+def test_free_port_execs_jupyterlab_on_loopback(tmp_path):
+    """The command lab.py hands over to (checked without starting a real server)."""
+    env, marker = _fake_jupyterlab(tmp_path)
+    port = bs.free_port()
+    r = subprocess.run([sys.executable, LAB, "--port", str(port), "--no-browser"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    args = json.loads(marker.read_text())
+    assert "--ServerApp.ip=127.0.0.1" in args
+    assert f"--ServerApp.port={port}" in args
+    assert "--ServerApp.port_retries=0" in args
+    assert "--no-browser" in args
+    assert args[-1] == "notebooks/00_start_here.ipynb"
+
+
+def _listening(pid: int, port: int) -> list[str]:
+    """host addresses on which process ``pid`` listens on ``port``."""
+    proc = psutil.Process(pid)
+    conns = proc.net_connections(kind="inet")
+    return sorted({c.laddr.ip for c in conns
+                   if c.status == psutil.CONN_LISTEN and c.laddr.port == port})
+
+
+@pytest.mark.slow
+def test_lab_serves_on_loopback_only():
+    with bs.LabServer() as server:
+        # It answers on 127.0.0.1, and serves the JupyterLab page there.
+        status, info = server.api("/api/status")
+        assert status == 200 and "started" in info
+        with urllib.request.urlopen(server.url("/lab"), timeout=10) as r:
+            assert r.status == 200
+            assert b"JupyterLab" in r.read()
+        # lab.py exec'd Jupyter in place (same pid); its listening socket for this
+        # port is bound to 127.0.0.1, not 0.0.0.0 / :: / another interface.
+        assert _listening(server.proc.pid, server.port) == ["127.0.0.1"]
+        listening = {(c.laddr.ip, c.laddr.port)
+                     for c in psutil.Process(server.proc.pid).net_connections(kind="inet")
+                     if c.status == psutil.CONN_LISTEN}
+        assert all(ip == "127.0.0.1" for ip, _ in listening), listening
+        log = server.log_text()
+        assert f"http://127.0.0.1:{server.port}/lab" in log, server.log_tail()
+        assert "0.0.0.0" not in log
