@@ -1,0 +1,183 @@
+"""The course in a real browser: JupyterLab (started by tools/lab.py, as `make lab`
+does) driven by headless Debian Chromium through playwright.
+
+For each lesson in LESSONS: open the committed notebook, check that the saved
+widgets render before anything runs, Run > Run All Cells, check every cell ran
+without an unexpected error, move every slider of every `interactive` and check
+its plot changed, and check that the page shows no "Loading widget..." text,
+logged no error, and requested nothing outside 127.0.0.1.
+Screenshots go to test-artifacts/browser/<stem>-{after-run,after-slider}.png.
+
+The notebooks are opened in place (relative links, assets and the kernel's
+working directory are exactly what a learner gets) with JupyterLab's autosave
+off and nothing ever saved; the test checks the file is byte-for-byte unchanged.
+
+A later lesson adds its widgets with one entry in LESSONS.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import browser_support as bs
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    notebook: str            # path relative to the repository root
+    min_interacts: int = 1   # `ipywidgets.interactive` boxes expected after Run All
+    min_sliders: int = 1     # sliders expected in them, in total
+    presses: int = 3         # arrow-key steps per slider move
+    # Check that the widgets saved in the notebook render right after opening, before
+    # anything runs. JupyterLab renders widget outputs only in a *trusted* notebook;
+    # a fresh clone's notebooks are untrusted (show the text repr) unless the
+    # launcher trusts them, so this is off until tools/lab.py does.
+    saved_widgets: bool = False
+
+    @property
+    def stem(self) -> str:
+        return Path(self.notebook).stem
+
+
+LESSONS = [
+    Lesson("notebooks/00_start_here.ipynb"),
+]
+
+RUN_ALL_TIMEOUT_MS = 180_000
+WIDGET_UPDATE_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def lab_server():
+    bs.require_chromium()  # fail/skip before paying for a server start
+    with bs.LabServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    bs.require_chromium()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = bs.launch_chromium(pw)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _code_cells(nb_path: Path) -> list[dict]:
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def _source(cell) -> str:
+    s = cell["source"]
+    return "".join(s) if isinstance(s, list) else s
+
+
+def _check_cells_ran(states: list[dict], cells: list[dict]) -> list[str]:
+    """Every non-empty code cell ran, in order, without an unexpected traceback."""
+    assert len(states) == len(cells), (len(states), len(cells))
+    problems, last = [], 0
+    for i, (state, cell) in enumerate(zip(states, cells)):
+        if not _source(cell).strip():
+            continue
+        m = re.fullmatch(r"\[(\d+)\]:", state["prompt"].strip())
+        if not m:
+            problems.append(f"code cell {i} did not run (prompt {state['prompt']!r})")
+            continue
+        n = int(m.group(1))
+        if n <= last:
+            problems.append(f"code cell {i} has execution count {n} after {last}")
+        last = n
+        tagged = "raises-exception" in cell.get("metadata", {}).get("tags", [])
+        has_tb = "Traceback (most recent call last)" in state["output"] or \
+            re.search(r"^-{20,}\n\w+(Error|Exception)", state["output"], re.M) is not None
+        if has_tb and not tagged:
+            problems.append(f"code cell {i} raised:\n{state['output'][-1500:]}")
+    return problems
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda l: l.stem)
+def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
+    nb_path = bs.ROOT / lesson.notebook
+    assert nb_path.is_file(), f"{lesson.notebook} does not exist"
+    original = nb_path.read_bytes()
+
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watcher = bs.PageWatcher().attach(page)
+    try:
+        bs.open_notebook(page, lab_server, lesson.notebook)
+
+        # 1. Committed with widget state: the widgets render before anything runs.
+        if lesson.saved_widgets:
+            saved = bs.interact_widgets(page)
+            saved.first.wait_for(timeout=30_000)
+            assert saved.count() >= lesson.min_interacts
+            bs.wait_widgets_rendered(page)
+
+        # 2. Run > Run All Cells; every cell runs, no unexpected error.
+        bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
+        problems = _check_cells_ran(bs.code_cell_states(page), _code_cells(nb_path))
+        assert not problems, "\n".join(problems)
+
+        interacts = bs.interact_widgets(page)
+        n_interacts = interacts.count()
+        assert n_interacts >= lesson.min_interacts, \
+            f"{n_interacts} interactive widgets after Run All, expected >= {lesson.min_interacts}"
+        bs.wait_widgets_rendered(page)
+        bs.scroll_cell_to_top(interacts.first)
+        bs.screenshot(page, f"{lesson.stem}-after-run")
+
+        # 3. Every slider changes its plot.
+        n_sliders = 0
+        for k in range(n_interacts):
+            box = interacts.nth(k)
+            box_sliders = bs.sliders(box)
+            for j in range(box_sliders.count()):
+                slider = box_sliders.nth(j)
+                slider.scroll_into_view_if_needed()
+                before = bs.output_snapshot(box)
+                assert before["images"], f"interactive #{k}: no image before moving a slider"
+                value_before = bs.slider_value(slider)
+                bs.move_slider(slider, lesson.presses)
+                after = bs.wait_output_changed(page, box, before, WIDGET_UPDATE_TIMEOUT_MS)
+                value_after = bs.slider_value(slider)
+                assert value_after != value_before, \
+                    f"interactive #{k} slider #{j}: value stayed {value_before}"
+                assert after["images"] and after["images"] != before["images"], \
+                    f"interactive #{k} slider #{j} ({value_before} -> {value_after}): plot unchanged"
+                assert "Traceback" not in after["text"], after["text"][-1500:]
+                n_sliders += 1
+        assert n_sliders >= lesson.min_sliders, \
+            f"{n_sliders} sliders found, expected >= {lesson.min_sliders}"
+        bs.scroll_cell_to_top(interacts.first)
+        bs.screenshot(page, f"{lesson.stem}-after-slider")
+
+        # 4. Nothing left half-rendered, nothing logged.
+        assert not bs.widget_failure_texts(page), bs.widget_failure_texts(page)
+    except BaseException:
+        try:
+            bs.screenshot(page, f"{lesson.stem}-failure")
+        except Exception:
+            pass
+        print("---- JupyterLab log (tail) ----\n" + lab_server.log_tail(60))
+        print("---- page problems ----\n" + "\n".join(watcher.problems()))
+        raise
+    finally:
+        watcher.closing = True
+        context.close()
+        lab_server.shutdown_kernels()
+        assert nb_path.read_bytes() == original, \
+            f"{lesson.notebook} was modified while the browser test ran"
+
+    assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
