@@ -1,0 +1,183 @@
+"""Offline bertviz views: the HTML carries its own d3 and jQuery and fetches nothing.
+
+The last test opens the views in headless Chromium with every non-file request
+aborted and checks that they draw their SVG elements without page errors.
+"""
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from course_lib import bertviz_views as bv
+from course_lib.bertviz_views import BertvizView, collect_queries_keys, offline_libraries, show
+from course_lib.models import DecoderOnlyLM, EncoderDecoder, collect_attention
+
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+URL = re.compile(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", re.I)
+
+
+def _attn(layers=2, h=3, n_q=4, n_k=4, batch=1, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.softmax(torch.randn(batch, h, n_q, n_k, generator=g), -1) for _ in range(layers)]
+
+
+def _assert_offline(html):
+    assert "cdnjs" not in html
+    assert not URL.search(html), "the view references a remote resource"
+    assert "require.min.js" not in html
+
+
+def test_libraries_come_from_the_installed_packages():
+    d3, jq = offline_libraries()
+    assert "d3js.org v5.7.0" in d3[:100]
+    assert "jQuery v3.7.1" in jq[:100]
+
+
+@pytest.mark.parametrize("view", ["head", "model"])
+def test_self_attention_views_are_self_contained(view):
+    v = show(view, _attn(), tokens=["a", "b", "c", "d"])
+    assert isinstance(v, BertvizView) and v.view == view
+    html = v.data
+    _assert_offline(html)
+    d3, jq = offline_libraries()
+    assert d3 in html and jq in html            # inlined, whole
+    assert html.count(v.vis_id) >= 2            # the div, and the shim waiting for it
+    assert html.count("<script type=") == 1 and html.count("</script>") == 1
+    assert v._repr_html_() == html              # what the notebook stores
+
+
+def test_attention_is_rounded_and_batch_index_picks_the_example():
+    attn = _attn(batch=2)
+    v = show("head", attn, tokens=list("abcd"), batch_index=1, decimals=3)
+    expected = attn[0][1, 0, 0].double().round(decimals=3).tolist()
+    assert str(expected)[1:-1].replace(" ", "") in v.data.replace(" ", "")
+
+
+def test_encoder_decoder_dict_gives_three_attention_kinds():
+    torch.manual_seed(0)
+    model = EncoderDecoder(11, 13, d_model=16, h=2, d_ff=32, n_enc=2, n_dec=2, dropout=0.0)
+    src, tgt = torch.randint(0, 11, (1, 5)), torch.randint(0, 13, (1, 3))
+    attn = collect_attention(model, src, tgt)
+    for view in ("head", "model"):
+        html = show(view, attn, src_tokens=list("vwxyz"), tgt_tokens=list("abc")).data
+        for kind in ("Encoder", "Decoder", "Cross"):
+            assert f">{kind}</option>" in html
+        _assert_offline(html)
+
+
+def test_decoder_only_and_neuron_view_from_a_course_model():
+    torch.manual_seed(0)
+    model = DecoderOnlyLM(10, d_model=16, h=2, d_ff=32, n_layers=2, max_len=8)
+    x = torch.randint(0, 10, (1, 6))
+    attn = collect_attention(model, x)["decoder"]
+    qk = collect_queries_keys(model, x)
+    assert len(qk["queries"]) == len(qk["keys"]) == 2
+    assert qk["queries"][0].shape == (1, 2, 6, 8)
+    # q·kᵀ/√d_k, masked and softmaxed, is the attention the model used
+    q, k = qk["queries"][1], qk["keys"][1]
+    scores = (q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(~torch.ones(6, 6).tril().bool(), -torch.inf)
+    torch.testing.assert_close(torch.softmax(scores, -1), attn[1])
+    v = show("neuron", attn, tokens=list("abcdef"), **qk)
+    assert '"bidirectional": false' in v.data      # causal: bertviz greys out the future
+    _assert_offline(v.data)
+
+
+def test_hugging_face_attention_tuple_is_accepted():
+    attn = tuple(_attn(layers=3))            # what outputs.attentions is
+    assert show("model", attn, tokens=list("abcd")).view == "model"
+
+
+def test_tokens_that_close_a_script_tag_cannot_break_out():
+    v = show("head", _attn(), tokens=["</script>", "<b>", "c", "d"])
+    assert v.data.count("</script>") == 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(view="graph", attention=_attn(), tokens=list("abcd")), "view must be one of"),
+    (dict(view="head", attention=_attn(), tokens=list("abc")), "tokens has 3 entries but the attention has 4"),
+    (dict(view="head", attention=_attn(), tokens=None), "tokens is required"),
+    (dict(view="head", attention=torch.rand(1, 2, 4, 4), tokens=list("abcd")), "non-empty list"),
+    (dict(view="head", attention=[torch.rand(2, 4, 4)], tokens=list("abcd")), r"attention\[0\] must be"),
+    (dict(view="head", attention=_attn(n_q=3), tokens=list("abcd")), "must be square"),
+    (dict(view="head", attention=_attn(), tokens=list("abcd"), batch_index=1), "batch_index=1 is out of range"),
+    (dict(view="model", attention=_attn(), tokens=list("abcd"), display_mode="grey"), "display_mode"),
+    (dict(view="neuron", attention=_attn(), tokens=list("abcd")), "needs queries and keys"),
+    (dict(view="head", attention={"encoder": _attn(), "cross": _attn()}, tokens=list("abcd")),
+     "pass src_tokens and tgt_tokens"),
+    (dict(view="head", attention={"encoder": _attn(), "cross": _attn()}, src_tokens=list("abcd")),
+     "tgt_tokens is required"),
+    (dict(view="head", attention={"memory": _attn()}, tokens=list("abcd")), "unknown keys"),
+])
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        show(**kwargs)
+
+
+def test_unexpected_bertviz_layout_is_reported():
+    with pytest.raises(RuntimeError, match="bertviz 1.4.1"):
+        bv._offline("<div>no script here</div>", "head")
+
+
+# --------------------------------------------------------------------------- browser
+@pytest.mark.slow
+@pytest.mark.browser
+def test_views_draw_their_svg_in_chromium_with_the_network_off(tmp_path):
+    """Every view, opened from a file in headless Chromium with every request that is
+    not a local file aborted: SVG drawn, no page error, nothing but file:// requested."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    torch.manual_seed(0)
+    model = EncoderDecoder(11, 13, d_model=16, h=2, d_ff=32, n_enc=2, n_dec=2, dropout=0.0)
+    src, tgt = torch.randint(0, 11, (1, 5)), torch.randint(0, 13, (1, 3))
+    encdec = collect_attention(model, src, tgt)
+    lm = DecoderOnlyLM(10, d_model=16, h=2, d_ff=32, n_layers=2, max_len=8)
+    x = torch.randint(0, 10, (1, 6))
+    views = {
+        "head": show("head", _attn(), tokens=list("abcd")),
+        "model": show("model", _attn(), tokens=list("abcd")),
+        "head_encdec": show("head", encdec, src_tokens=list("vwxyz"), tgt_tokens=list("abc")),
+        "model_encdec": show("model", encdec, src_tokens=list("vwxyz"), tgt_tokens=list("abc")),
+        "neuron": show("neuron", collect_attention(lm, x)["decoder"], tokens=list("abcdef"),
+                       **collect_queries_keys(lm, x)),
+    }
+    # Two views in one page must not interfere (a notebook shows several).
+    both = tmp_path / "two_views.html"
+    both.write_text(f"<html><body>{views['head'].data}{views['model'].data}</body></html>")
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for name, view in list(views.items()) + [("two_views", None)]:
+                path = both if view is None else view.save(tmp_path / f"{name}.html")
+                page = browser.new_page()
+                errors, remote = [], []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+
+                def route(r, remote=remote):
+                    if r.request.url.startswith("file://"):
+                        r.continue_()
+                    else:
+                        remote.append(r.request.url)
+                        r.abort()
+
+                page.route("**/*", route)
+                page.goto(path.as_uri())
+                roots = [view.vis_id] if view else [views["head"].vis_id, views["model"].vis_id]
+                for root in roots:
+                    page.wait_for_selector(f"#{root} svg", state="attached", timeout=10_000)
+                    drawn = page.locator(f"#{root} svg line, #{root} svg path, #{root} svg rect, "
+                                         f"#{root} svg text").count()
+                    assert drawn > 10, f"{name}: only {drawn} SVG elements in #{root}"
+                if name in ("head", "head_encdec", "neuron", "model_encdec"):   # layer / kind menus
+                    assert page.locator(f"#{roots[0]} select option").count() >= 2, name
+                assert not errors, f"{name}: {errors}"
+                assert not remote, f"{name} tried to fetch {remote}"
+                page.close()
+        finally:
+            browser.close()
