@@ -365,7 +365,7 @@ def code_cell_states(page) -> list[dict]:
       const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
       return [...panel.querySelectorAll('.jp-CodeCell')].map(c => ({
         prompt: (c.querySelector('.jp-InputPrompt') || {}).textContent || '',
-        output: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n'),
+        output: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join('\\n'),
         source: (c.querySelector('.jp-InputArea-editor') || {}).textContent || '',
       }));
     }""")
@@ -403,7 +403,7 @@ def output_snapshot(container) -> dict:
       const out = el.querySelector('.widget-output') || el;
       return {
         images: [...out.querySelectorAll('img')].map(i => i.getAttribute('src') || ''),
-        text: out.innerText,
+        text: out.textContent,
       };
     }""")
     snap["images"] = [f"{hashlib.sha1(src.encode()).hexdigest()[:12]}:{len(src)}B"
@@ -426,12 +426,20 @@ def wait_output_changed(page, container, before: dict, timeout_ms: int = 30_000)
     return snap
 
 
+# Text of the page as rendered, plus the full text of every output area: cells out
+# of view are skipped by `content-visibility` and missing from innerText.
+_FAILURE_TEXTS_JS = """texts => {
+  const outputs = [...document.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent);
+  const all = document.body.innerText + '\\n' + outputs.join('\\n');
+  return texts.filter(t => all.includes(t));
+}"""
+
+
 def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
     """Wait until no widget shows 'Loading widget...' (or an error placeholder)."""
     try:
-        page.wait_for_function(
-            "texts => !texts.some(t => document.body.innerText.includes(t))",
-            arg=list(WIDGET_FAILURE_TEXTS), timeout=timeout_ms, polling=250)
+        page.wait_for_function(f"texts => ({_FAILURE_TEXTS_JS})(texts).length === 0",
+                               arg=list(WIDGET_FAILURE_TEXTS), timeout=timeout_ms, polling=250)
     except Exception:
         left = widget_failure_texts(page)
         raise AssertionError(f"widgets still show {left} after {timeout_ms / 1000:.0f} s") from None
@@ -439,8 +447,7 @@ def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
 
 def widget_failure_texts(page) -> list[str]:
     """Any 'Loading widget...' / 'Error displaying widget' left on the page."""
-    text = page.locator("body").inner_text()
-    return [t for t in WIDGET_FAILURE_TEXTS if t in text]
+    return page.evaluate(_FAILURE_TEXTS_JS, list(WIDGET_FAILURE_TEXTS))
 
 
 def scroll_cell_to_top(locator) -> None:
