@@ -1,0 +1,387 @@
+"""Lesson 06 — masking and decoders.
+
+Exercise 6.1 `causal_mask(n)`: the bool (n, n) "no peeking" triangle, True = may attend.
+Exercise 6.2 `masked_attention(q, k, v, mask)`: softmax(q kᵀ/√d_k) v with the masked
+    scores set to -inf *before* the softmax; returns (out, weights).
+Exercise 6.3 `next_token_probs(logits, temperature, top_k)`: the distribution sampling
+    draws from — greedy (T = 0) as a one-hot row, temperature, top-k.
+Exercise 6.4 `generate(model, tokens, max_new_tokens, temperature, top_k, generator)`:
+    the sampling loop — score, choose, append, repeat, never feeding more than
+    model.max_len tokens.
+
+6.1 and 6.4 return non-float tensors (bool masks, integer ids), so they are wired with
+`run=` and the suite's generic "NaN output" probe (which only makes sense for floats)
+skips them; tests/test_lesson06_exercises.py checks stubs and crashes for them instead.
+"""
+import itertools
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..attention import scaled_dot_product_attention
+from ..decoding import next_token_probs as _library_probs
+from ..decoding import sample as _library_sample
+from ..models import DecoderOnlyLM
+from .framework import Exercise, Mistake
+
+__all__ = ["check_causal_mask", "check_masked_attention", "check_next_token_probs", "check_generate"]
+
+
+def _call(fn, args):
+    return fn(*args)
+
+
+# ---------------------------------------------------------------- 6.1 causal mask
+
+def causal_mask_reference(n):
+    """(n, n) bool, True where key j ≤ query i."""
+    return torch.ones(n, n, dtype=torch.bool).tril()
+
+
+def _mask_inputs(gen):
+    return (int(torch.randint(3, 10, (1,), generator=gen)),)
+
+
+CAUSAL_MASK = Exercise(
+    name="causal_mask",
+    reference=causal_mask_reference,
+    make_inputs=_mask_inputs,
+    run=_call,
+    output_names=("mask",),
+    mistakes=[
+        Mistake("your mask is True strictly above the diagonal: that is PyTorch's nn.Transformer "
+                "convention (True = blocked). Here True = may attend, so query i may see keys "
+                "j ≤ i: True on and below the diagonal (torch.tril)",
+                lambda n: torch.ones(n, n, dtype=torch.bool).triu(1)),
+        Mistake("your mask is transposed: True on and above the diagonal lets position 0 see "
+                "the whole sequence. Row i is query i and may see columns (keys) j ≤ i: torch.tril",
+                lambda n: torch.ones(n, n, dtype=torch.bool).triu()),
+        Mistake("the diagonal is False, so no token may attend to itself; j = i is the present, "
+                "not the future — keep the diagonal: torch.tril(..., diagonal=0)",
+                lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1)),
+        Mistake("every entry is True: that is no mask at all. Future keys (j > i) must be False",
+                lambda n: torch.ones(n, n, dtype=torch.bool)),
+    ],
+    alternatives=[
+        lambda n: torch.arange(n)[:, None] >= torch.arange(n)[None, :],
+        lambda n: ~torch.ones(n, n, dtype=torch.bool).triu(1),
+        lambda n: torch.tensor([[j <= i for j in range(n)] for i in range(n)]),
+    ],
+    generic_hint="print your mask for n = 4: row i should be True in columns 0..i and False after",
+)
+
+
+def check_causal_mask(fn):
+    """Check a learner's `causal_mask(n)`; prints a verdict, never raises."""
+    return CAUSAL_MASK.check(fn)
+
+
+# ---------------------------------------------------------------- 6.2 masked attention
+
+def masked_attention_reference(q, k, v, mask):
+    """q (b, n_q, d_k), k (b, n_k, d_k), v (b, n_k, d_v), mask bool (b, n_q, n_k)
+    -> (out (b, n_q, d_v), weights (b, n_q, n_k))."""
+    return scaled_dot_product_attention(q, k, v, mask)
+
+
+def _attention_inputs(gen):
+    b, n_q, n_k, d_k, d_v = 2, 4, 6, 3, 5   # all different: a wrong axis cannot hide
+    q = torch.randn(b, n_q, d_k, generator=gen) * 2
+    k = torch.randn(b, n_k, d_k, generator=gen) * 2
+    v = torch.randn(b, n_k, d_v, generator=gen)
+    # Queries are the last n_q of n_k positions (causal: query i sees keys j ≤ i + 2), and
+    # the last query also loses one random earlier key. So every row keeps a key and
+    # hides a key, and every key is seen by some query: neither a flipped mask nor a
+    # softmax over the wrong axis meets a row (or column) of -inf only.
+    mask = torch.ones(n_q, n_k, dtype=torch.bool).tril(n_k - n_q).repeat(b, 1, 1)
+    hole = torch.randint(0, n_k - 1, (b,), generator=gen)
+    mask[torch.arange(b), -1, hole] = False                    # (b, n_q, n_k)
+    return q, k, v, mask
+
+
+def _scores(q, k, scale=True):
+    s = q @ k.transpose(-2, -1)
+    return s / math.sqrt(q.shape[-1]) if scale else s
+
+
+def _attend(weights, v):
+    return weights @ v, weights
+
+
+def _mask_after_softmax(q, k, v, mask):
+    return _attend(torch.softmax(_scores(q, k), -1) * mask, v)
+
+
+def _fill_zero(q, k, v, mask):
+    return _attend(torch.softmax(_scores(q, k).masked_fill(~mask, 0.0), -1), v)
+
+
+def _flipped(q, k, v, mask):
+    return _attend(torch.softmax(_scores(q, k).masked_fill(mask, float("-inf")), -1), v)
+
+
+def _no_scale(q, k, v, mask):
+    return _attend(torch.softmax(_scores(q, k, scale=False).masked_fill(~mask, float("-inf")), -1), v)
+
+
+def _divide_by_d_k(q, k, v, mask):
+    s = (q @ k.transpose(-2, -1) / q.shape[-1]).masked_fill(~mask, float("-inf"))
+    return _attend(torch.softmax(s, -1), v)
+
+
+def _query_axis(q, k, v, mask):
+    s = _scores(q, k).masked_fill(~mask, float("-inf"))
+    return _attend(torch.nan_to_num(torch.softmax(s, -2)), v)
+
+
+def _masked_renormalized(q, k, v, mask):
+    # Softmax, zero the masked weights, renormalize: the same numbers as -inf first.
+    w = torch.softmax(_scores(q, k), -1) * mask
+    return _attend(w / w.sum(-1, keepdim=True), v)
+
+
+def _additive(q, k, v, mask):
+    bias = torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+    w = torch.softmax(torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5 + bias, dim=-1)
+    return torch.einsum("bqk,bkd->bqd", w, v), w
+
+
+MASKED_ATTENTION = Exercise(
+    name="masked_attention",
+    reference=masked_attention_reference,
+    make_inputs=_attention_inputs,
+    output_names=("out", "weights"),
+    mistakes=[
+        Mistake("masked weights are zero but the rows no longer sum to 1: you applied the mask "
+                "*after* the softmax. Set masked scores to -inf *before* it, so the softmax "
+                "spreads all the weight over the allowed keys",
+                _mask_after_softmax),
+        Mistake("masked positions still get weight: you filled them with 0, but exp(0) = 1. "
+                "Fill with -inf (exp(-inf) = 0): scores.masked_fill(~mask, float('-inf'))",
+                _fill_zero),
+        Mistake("mask polarity is flipped: here True = may attend, so fill where the mask is "
+                "*False*: scores.masked_fill(~mask, float('-inf'))",
+                _flipped),
+        Mistake("the scores are not scaled: divide q kᵀ by √d_k (d_k = q.shape[-1]) before masking",
+                _no_scale),
+        Mistake("you divided the scores by d_k; the scale is √d_k",
+                _divide_by_d_k),
+        Mistake("softmax over the wrong axis: each *query's* weights (a row, over the keys) must "
+                "sum to 1 — softmax(dim=-1)",
+                _query_axis),
+    ],
+    alternatives=[
+        _masked_renormalized,
+        _additive,
+        lambda q, k, v, m: _attend(torch.softmax(_scores(q, k).masked_fill(~m, -1e9), -1), v),
+        lambda q, k, v, m: (F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                            torch.softmax(_scores(q, k).masked_fill(~m, float("-inf")), -1)),
+    ],
+    generic_hint="check one row by hand: masked keys must get weight exactly 0 and each row of "
+                 "weights must sum to 1",
+)
+
+
+def check_masked_attention(fn):
+    """Check a learner's `masked_attention(q, k, v, mask)` -> (out, weights)."""
+    return MASKED_ATTENTION.check(fn)
+
+
+# ---------------------------------------------------------------- 6.3 next-token distribution
+
+# Each trial uses the next setting: every mode (plain, greedy, temperature, top-k) is hit.
+_PROB_SETTINGS = [(1.0, None), (0.5, 3), (0.0, None), (2.0, 2), (1.5, None)]
+_prob_setting = itertools.cycle(_PROB_SETTINGS)
+
+
+def next_token_probs_reference(logits, temperature, top_k):
+    """logits (batch, vocab) -> probabilities (batch, vocab); T = 0 is a one-hot argmax."""
+    return _library_probs(logits, temperature, top_k)
+
+
+def _prob_inputs(gen):
+    temperature, top_k = next(_prob_setting)
+    return torch.randn(3, 7, generator=gen) * 2, temperature, top_k
+
+
+def _probs(logits, t, k, keep=None, fill=float("-inf"), t_op=lambda x, t: x / t):
+    """The reference with one step changed, to plant mistakes."""
+    if t == 0:
+        return F.one_hot(logits.argmax(-1), logits.shape[-1]).float()
+    if k is not None:
+        keep = keep or (lambda x, kth: x >= kth)
+        kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(~keep(logits, kth), fill)
+    return torch.softmax(t_op(logits, t), dim=-1)
+
+
+def _smallest_k(logits, t, k):
+    if t == 0 or k is None:
+        return _probs(logits, t, k)
+    kth = torch.topk(logits, k, dim=-1, largest=False).values[..., -1:]
+    return torch.softmax(logits.masked_fill(logits > kth, float("-inf")) / t, -1)
+
+
+def _top_k_after_softmax(logits, t, k):
+    p = _probs(logits, t, None)
+    if t == 0 or k is None:
+        return p
+    kth = torch.topk(p, k, dim=-1).values[..., -1:]
+    return p * (p >= kth)
+
+
+def _probs_loop(logits, temperature, top_k):
+    rows = []
+    for row in logits:
+        if temperature == 0:
+            p = torch.zeros_like(row)
+            p[row.argmax()] = 1.0
+        else:
+            kept = row.clone()
+            if top_k is not None:
+                kept[row < sorted(row.tolist(), reverse=True)[top_k - 1]] = float("-inf")
+            p = torch.exp(kept / temperature - (kept / temperature).max())
+            p = p / p.sum()
+        rows.append(p)
+    return torch.stack(rows)
+
+
+NEXT_TOKEN_PROBS = Exercise(
+    name="next_token_probs",
+    reference=next_token_probs_reference,
+    make_inputs=_prob_inputs,
+    trials=len(_PROB_SETTINGS),
+    output_names=("probs",),
+    mistakes=[
+        Mistake("you multiplied the logits by the temperature; divide: softmax(logits / T), so "
+                "T < 1 sharpens and T > 1 flattens",
+                lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x * t)),
+        Mistake("your rows sum to 1/T: you divided the *probabilities* by T. The temperature "
+                "divides the logits, before the softmax",
+                lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x) / (t if t else 1)),
+        Mistake("the temperature is ignored: divide the logits by T before the softmax",
+                lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x)),
+        Mistake("top-k kept the k *smallest* logits; keep the largest: torch.topk(logits, k) "
+                "(largest=True is the default)",
+                _smallest_k),
+        Mistake("top-k kept only k-1 tokens: the k-th largest logit must stay — mask where "
+                "logits < kth (strictly), not <=",
+                lambda x, t, k: _probs(x, t, k, keep=lambda x, kth: x > kth)),
+        Mistake("the tokens outside the top k still get probability: you set their logits to 0, "
+                "but exp(0) ≠ 0. Set them to -inf",
+                lambda x, t, k: _probs(x, t, k, fill=0.0)),
+        Mistake("after top-k your rows no longer sum to 1: you zeroed probabilities after the "
+                "softmax. Filter the *logits* (-inf) and then take the softmax",
+                _top_k_after_softmax),
+        Mistake("top-k is ignored: keep only the k largest logits (the rest -inf) before the softmax",
+                lambda x, t, k: _probs(x, t, None)),
+    ],
+    alternatives=[
+        _probs_loop,
+        lambda x, t, k: _probs(x, t, k, keep=lambda x, kth: ~(x < kth)),
+    ],
+    generic_hint="try logits = torch.tensor([[2., 1., 0.]]) by hand: T = 0 gives [1, 0, 0], "
+                 "T = 1 gives softmax([2, 1, 0]), top_k = 2 gives zero for the last one",
+)
+
+
+def check_next_token_probs(fn):
+    """Check a learner's `next_token_probs(logits, temperature, top_k)`."""
+    return NEXT_TOKEN_PROBS.check(fn)
+
+
+# ---------------------------------------------------------------- 6.4 the sampling loop
+
+_GEN_SETTINGS = [(0.0, None), (1.0, None), (0.6, 3), (1.8, None)]
+_gen_setting = itertools.cycle(_GEN_SETTINGS)
+_VOCAB, _MAX_LEN, _NEW = 9, 8, 10
+
+
+def generate_reference(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """tokens (batch, n) -> (batch, n + max_new_tokens), drawn as course_lib.decoding.sample."""
+    return _library_sample(model, tokens, max_new_tokens, temperature, top_k, generator)
+
+
+def _generate_inputs(gen):
+    temperature, top_k = next(_gen_setting)
+    seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = DecoderOnlyLM(_VOCAB, d_model=16, h=2, d_ff=32, n_layers=1, max_len=_MAX_LEN).eval()
+        with torch.no_grad():
+            model.lm_head.weight.mul_(4.0)   # peakier distributions: mistakes show sooner
+    prompt = torch.randint(0, _VOCAB, (2, 3), generator=gen)
+    sampler = torch.Generator().manual_seed(seed)
+    return model, prompt, _NEW, temperature, top_k, sampler
+
+
+def _loop(model, tokens, n, t, k, g, context=lambda x, m: x[:, -m:], position=-1,
+          feed_back=True, choose=None):
+    """The reference loop with one step changed, to plant mistakes."""
+    prompt = tokens
+    for _ in range(n):
+        source = tokens if feed_back else prompt
+        logits = model(context(source, model.max_len))[:, position, :]
+        if choose is not None:
+            next_id = choose(logits, t, k, g)
+        elif t == 0:
+            next_id = logits.argmax(-1, keepdim=True)
+        else:
+            next_id = torch.multinomial(_library_probs(logits, t, k), 1, generator=g)
+        tokens = torch.cat([tokens, next_id], dim=1)
+    return tokens
+
+
+def _draw(probs, g):
+    return torch.multinomial(probs, 1, generator=g)
+
+
+def _generate_row_by_row(model, tokens, n, t=1.0, k=None, g=None):
+    # Each step handles the sequences one at a time; draws happen in the same order.
+    for _ in range(n):
+        picks = []
+        for row in tokens:
+            logits = model(row[None, -model.max_len:])[0, -1]
+            if t == 0:
+                picks.append(logits.argmax())
+            else:
+                picks.append(torch.multinomial(_library_probs(logits, t, k), 1, generator=g)[0])
+        tokens = torch.cat([tokens, torch.stack(picks)[:, None]], dim=1)
+    return tokens
+
+
+GENERATE = Exercise(
+    name="generate",
+    reference=generate_reference,
+    make_inputs=_generate_inputs,
+    run=_call,
+    trials=len(_GEN_SETTINGS),
+    output_names=("tokens",),
+    mistakes=[
+        Mistake("you used the logits of the *first* position; the next token is predicted by "
+                "the last one: model(context)[:, -1, :]",
+                lambda *a: _loop(*a, position=0)),
+        Mistake("every new token is predicted from the prompt alone: feed the growing sequence "
+                "back in (tokens = torch.cat([tokens, next_id], dim=1) and use `tokens` next time)",
+                lambda *a: _loop(*a, feed_back=False)),
+        Mistake("you kept the *first* max_len tokens as context; keep the most recent ones: "
+                "tokens[:, -model.max_len:]",
+                lambda *a: _loop(*a, context=lambda x, m: x[:, :m])),
+        Mistake("your loop is always greedy: for temperature > 0 draw the next token with "
+                "torch.multinomial(probs, 1, generator=generator)",
+                lambda *a: _loop(*a, choose=lambda x, t, k, g: x.argmax(-1, keepdim=True))),
+        Mistake("the temperature is ignored: divide the logits by T before the softmax",
+                lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, 1.0, k), g))),
+        Mistake("top-k is ignored: only the k most likely tokens may be drawn",
+                lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, t, None), g))),
+    ],
+    alternatives=[_generate_row_by_row],
+    generic_hint="try temperature=0 first (greedy, no randomness) and compare with "
+                 "course_lib.decoding.greedy_decode on the same prompt",
+)
+
+
+def check_generate(fn):
+    """Check a learner's sampling loop `generate(model, tokens, max_new_tokens, ...)`."""
+    return GENERATE.check(fn)

@@ -1,0 +1,148 @@
+"""Figures for lesson 06: masks, masked attention, padding, the leakage test."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+
+__all__ = ["mask_grid", "masked_attention_panels", "leakage_bars"]
+
+_MASK_CMAP = ListedColormap(["#e6e6e6", "#3b75af"])   # False = light grey, True = blue
+
+
+def _as_bool_2d(name, mask):
+    m = torch.as_tensor(mask)
+    if m.dtype != torch.bool:
+        raise ValueError(f"{name} must be a bool tensor (True = may attend), got {m.dtype}")
+    if m.dim() != 2:
+        raise ValueError(f"{name} must be 2-D (n_q, n_k), got shape {tuple(m.shape)}")
+    return m
+
+
+_VISIBLE = {" ": "␣", "\n": "\\n", "\t": "\\t"}
+
+
+def _labels(name, labels, n):
+    """Tick labels for n positions; a space is drawn as ␣ and a newline as \\n."""
+    if labels is None:
+        return [str(i) for i in range(n)]
+    labels = [_VISIBLE.get(str(lab), str(lab)) for lab in labels]
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} labels for {n} positions")
+    return labels
+
+
+def _grid(ax, values, cmap, q_labels, k_labels, title, vmin=None, vmax=None):
+    im = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax)
+    ax.set_xticks(range(len(k_labels)), k_labels, rotation=90 if max(map(len, k_labels)) > 2 else 0)
+    ax.set_yticks(range(len(q_labels)), q_labels)
+    ax.set_xlabel("key j (attended to)")
+    ax.set_ylabel("query i")
+    ax.set_title(title, fontsize=10)
+    return im
+
+
+def mask_grid(masks, labels=None, titles=None):
+    """One or more bool masks (n_q, n_k) side by side: blue = may attend, grey = blocked.
+
+    masks: a 2-D bool tensor, or a list of them. labels: the tokens, used for both axes
+    (one list, or one list per mask). titles: one per mask. Returns the Figure.
+    """
+    masks = [masks] if isinstance(masks, torch.Tensor) else list(masks)
+    if not masks:
+        raise ValueError("masks must contain at least one mask")
+    masks = [_as_bool_2d(f"masks[{i}]", m) for i, m in enumerate(masks)]
+    if labels is None or (labels and isinstance(labels[0], str)):
+        labels = [labels] * len(masks)
+    if len(labels) != len(masks):
+        raise ValueError(f"got {len(labels)} label lists for {len(masks)} masks")
+    titles = list(titles) if titles is not None else [""] * len(masks)
+    if len(titles) != len(masks):
+        raise ValueError(f"got {len(titles)} titles for {len(masks)} masks")
+    width = sum(max(2.2, 0.32 * m.shape[1] + 1.0) for m in masks)
+    height = max(2.4, 0.32 * max(m.shape[0] for m in masks) + 1.4)
+    fig, axes = plt.subplots(1, len(masks), figsize=(width, height), squeeze=False)
+    for ax, m, lab, title in zip(axes[0], masks, labels, titles):
+        q_labels = _labels("labels", lab[: m.shape[0]] if lab is not None else None, m.shape[0])
+        k_labels = _labels("labels", lab[: m.shape[1]] if lab is not None else None, m.shape[1])
+        _grid(ax, m.int().numpy(), _MASK_CMAP, q_labels, k_labels, title, vmin=0, vmax=1)
+    fig.tight_layout()
+    return fig
+
+
+def masked_attention_panels(scores, mask, labels=None):
+    """Three steps of masked attention for one head, left to right:
+    the scores q kᵀ/√d_k, the scores with blocked entries set to -inf, the softmax weights.
+
+    scores: float (n_q, n_k); mask: bool (n_q, n_k), True = may attend. Returns the Figure.
+    """
+    s = torch.as_tensor(scores, dtype=torch.float32)
+    if s.dim() != 2:
+        raise ValueError(f"scores must be 2-D (n_q, n_k), got shape {tuple(s.shape)}")
+    m = _as_bool_2d("mask", mask)
+    if m.shape != s.shape:
+        raise ValueError(f"mask has shape {tuple(m.shape)} but scores have {tuple(s.shape)}")
+    q_labels = _labels("labels", labels[: s.shape[0]] if labels is not None else None, s.shape[0])
+    k_labels = _labels("labels", labels[: s.shape[1]] if labels is not None else None, s.shape[1])
+    masked = s.masked_fill(~m, float("-inf"))
+    weights = torch.softmax(masked, dim=-1).nan_to_num(0.0)
+    lim = float(s.abs().max()) or 1.0
+    size = 0.42 * max(s.shape) + 1.4
+    fig, axes = plt.subplots(1, 3, figsize=(3 * size + 1.2, size))
+    _grid(axes[0], s.numpy(), "RdBu_r", q_labels, k_labels, "scores q·k/√d_k", -lim, lim)
+    shown = np.ma.masked_invalid(masked.numpy())   # -inf cells are drawn as hatched grey
+    axes[1].set_facecolor("#d0d0d0")
+    _grid(axes[1], shown, "RdBu_r", q_labels, k_labels, "masked: blocked → −∞", -lim, lim)
+    for i, j in zip(*np.nonzero(~m.numpy())):
+        axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=7, color="#555555")
+    im = _grid(axes[2], weights.numpy(), "Blues", q_labels, k_labels, "softmax: weights", 0, 1)
+    for i in range(weights.shape[0]):
+        for j in range(weights.shape[1]):
+            w = float(weights[i, j])
+            shown = "0" if w == 0 else ("1" if w > 0.995 else f"{w:.2f}".lstrip("0"))  # exact 0 = blocked
+            axes[2].text(j, i, shown, ha="center", va="center", fontsize=7,
+                         color="white" if w > 0.6 else "black")
+    fig.colorbar(im, ax=axes[2], fraction=0.046, pad=0.04)
+    fig.tight_layout()
+    return fig
+
+
+def leakage_bars(changes, first_changed, labels=None):
+    """The leakage test, drawn: how much each position's output moved when only the tokens
+    from `first_changed` on were replaced.
+
+    changes: {name: 1-D tensor (n,)} max |Δ output| per position, one entry per model
+    (e.g. "with causal mask", "without mask"). Bars left of the dashed line are positions
+    that only see unchanged tokens: with a causal mask they must be exactly 0.
+    Returns the Figure.
+    """
+    if not isinstance(changes, dict) or not changes:
+        raise ValueError("changes must be a non-empty dict {name: 1-D tensor}")
+    series = {k: torch.as_tensor(v, dtype=torch.float64) for k, v in changes.items()}
+    n = {v.shape[0] for v in series.values() if v.dim() == 1}
+    if len(n) != 1 or any(v.dim() != 1 for v in series.values()):
+        raise ValueError("every entry of changes must be a 1-D tensor of the same length")
+    n = n.pop()
+    if not 0 < first_changed < n:
+        raise ValueError(f"first_changed must be in 1..{n - 1}, got {first_changed}")
+    fig, axes = plt.subplots(len(series), 1, figsize=(8, 1.9 * len(series) + 0.6), sharex=True, squeeze=False)
+    x = np.arange(n)
+    for ax, (name, v) in zip(axes[:, 0], series.items()):
+        colors = ["tab:red" if (i < first_changed and v[i] > 0) else
+                  ("tab:gray" if i >= first_changed else "tab:green") for i in range(n)]
+        ax.bar(x, v.numpy(), color=colors)
+        top = float(v.max()) or 1.0
+        for i in range(first_changed):
+            if v[i] == 0:   # a bar of height 0 is invisible: say it
+                ax.text(i, 0.02 * top, "0", ha="center", va="bottom", color="tab:green", fontsize=9,
+                        fontweight="bold")
+        ax.axvline(first_changed - 0.5, color="k", ls="--", lw=1)
+        past = float(v[:first_changed].max())
+        ax.set_title(f"{name}: largest change at positions < {first_changed} = {past:.2g}", fontsize=10)
+        ax.set_ylabel("max |Δ logits|")
+    axes[-1, 0].set_xlabel("position (tokens from the dashed line on were replaced)")
+    if labels is not None:
+        axes[-1, 0].set_xticks(x, _labels("labels", labels, n))
+    fig.tight_layout()
+    return fig
