@@ -1,0 +1,183 @@
+"""Lesson 03 — positional encodings.
+
+Exercise 3.1 `sinusoidal_table(length, d_model, base)`: the table of Vaswani et al.,
+    PE[pos, 2i] = sin(pos / base^(2i/d_model)),  PE[pos, 2i+1] = cos(pos / base^(2i/d_model)),
+float32 (length, d_model), odd d_model included (the last column is then a lone sine).
+
+Exercise 3.2 `add_learned_positions(x, P, positions)`: learned absolute positions are a
+table lookup, x + P[positions], with positions given per token (batch, n).
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..positional import sinusoidal_table as _library_table
+from .framework import Exercise, Mistake
+
+__all__ = ["check_sinusoidal_table", "check_add_learned_positions"]
+
+
+# ---------------------------------------------------------------- 3.1 sinusoidal table
+
+def sinusoidal_table_reference(length, d_model, base=10000.0):
+    """(length, d_model) float32; sin on even dimensions, cos on odd ones."""
+    return _library_table(length, d_model, base)
+
+
+def _table(length, d_model, base, exponent, first_pos=0, even_fn=torch.sin, odd_fn=torch.cos):
+    """A table built like the reference but with the frequency of dimension j given by
+    `exponent(j)` (the power of base that divides pos). Used to plant mistakes."""
+    pos = torch.arange(first_pos, first_pos + length, dtype=torch.float64)[:, None]
+    j = torch.arange(d_model, dtype=torch.float64)
+    angle = pos / base ** exponent(j)
+    even = torch.arange(d_model) % 2 == 0
+    return torch.where(even, even_fn(angle), odd_fn(angle)).float()
+
+
+def _pair(j, d_model):
+    return 2 * (j // 2) / d_model       # the right exponent: 2i/d_model, i = j // 2
+
+
+def _zero_last_column_when_odd(length, d_model, base):
+    pe = sinusoidal_table_reference(length, d_model, base)
+    if d_model % 2:
+        pe[:, -1] = 0.0
+    return pe
+
+
+def _rounded_up_d_model(length, d_model, base):
+    even_d = d_model + d_model % 2
+    return sinusoidal_table_reference(length, even_d, base)[:, :d_model]
+
+
+def _table_loops(length, d_model, base=10000.0):
+    pe = torch.zeros(length, d_model)
+    for pos in range(length):
+        for j in range(d_model):
+            angle = pos / base ** (2 * (j // 2) / d_model)
+            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return pe
+
+
+def _table_annotated_transformer(length, d_model, base=10000.0):
+    # The Annotated Transformer's version, with the odd-d_model slice fixed.
+    pe = torch.zeros(length, d_model)
+    position = torch.arange(length).unsqueeze(1).float()
+    div_term = torch.exp(torch.arange(0, d_model, 2).float() * -(math.log(base) / d_model))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term[: d_model // 2])
+    return pe
+
+
+def _table_inputs(gen):
+    length = int(torch.randint(6, 13, (1,), generator=gen))
+    d_model = int(torch.randint(5, 12, (1,), generator=gen))
+    base = [10000.0, 100.0, 10.0][int(torch.randint(0, 3, (1,), generator=gen))]
+    return length, d_model, base
+
+
+SINUSOIDAL_TABLE = Exercise(
+    name="sinusoidal_table",
+    reference=sinusoidal_table_reference,
+    make_inputs=_table_inputs,
+    trials=6,
+    output_names=("pe",),
+    mistakes=[
+        Mistake("sin and cos are swapped: even dimensions (0, 2, 4 …) hold the sine, odd "
+                "ones the cosine — row 0 should read 0, 1, 0, 1, …",
+                lambda n, d, b: _table(n, d, b, lambda j: _pair(j, d), even_fn=torch.cos, odd_fn=torch.sin)),
+        Mistake("wrong exponent: you used i/d_model with i the pair index; the exponent is "
+                "2i/d_model (pair i holds dimensions 2i and 2i+1)",
+                lambda n, d, b: _table(n, d, b, lambda j: (j // 2) / d)),
+        Mistake("wrong exponent: dimension 2i+1 used (2i+1)/d_model; sin and cos of a pair share "
+                "one frequency, so both use 2i/d_model with i = j // 2",
+                lambda n, d, b: _table(n, d, b, lambda j: j / d)),
+        Mistake("wrong exponent: you used 2j/d_model with j the dimension index; the exponent "
+                "is 2i/d_model where i = j // 2 is the pair index",
+                lambda n, d, b: _table(n, d, b, lambda j: 2 * j / d)),
+        Mistake("wrong exponent: the /d_model is missing — it should be base^(2i/d_model), "
+                "so the frequencies fall from 1 to about 1/base across the dimensions",
+                lambda n, d, b: _table(n, d, b, lambda j: 2 * (j // 2))),
+        Mistake("the exponent has the wrong sign: pos is *divided* by base^(2i/d_model) "
+                "(frequencies get smaller with i), not multiplied",
+                lambda n, d, b: _table(n, d, b, lambda j: -_pair(j, d))),
+        Mistake("positions start at 0: row 0 is the encoding of position 0 "
+                "(sin 0 = 0, cos 0 = 1), not of position 1",
+                lambda n, d, b: _table(n, d, b, lambda j: _pair(j, d), first_pos=1)),
+        Mistake("with an odd d_model your last column is all zeros: the last dimension "
+                "(index d_model-1, an even index) is the sine of pair (d_model-1)/2 — "
+                "loop over ceil(d_model/2) pairs, or slice the cosines to d_model//2",
+                _zero_last_column_when_odd),
+        Mistake("with an odd d_model you built the table for d_model+1 and cut a column off, "
+                "so every frequency is off: the exponent must use the real d_model, 2i/d_model",
+                _rounded_up_d_model),
+    ],
+    alternatives=[_table_loops, _table_annotated_transformer],
+    generic_hint="compare row 1 with sin/cos of 1/base^(2i/d_model) by hand: "
+                 "print(pe[1]) for a small d_model such as 6",
+)
+
+
+def check_sinusoidal_table(fn):
+    """Check a learner's `sinusoidal_table(length, d_model, base)`; prints a verdict."""
+    return SINUSOIDAL_TABLE.check(fn)
+
+
+# ---------------------------------------------------------------- 3.2 learned lookup
+
+def add_learned_positions_reference(x, P, positions):
+    """x: (batch, n, d_model), P: (max_len, d_model), positions: (batch, n) int -> x + P[positions]."""
+    return x + P[positions]
+
+
+def _lookup_inputs(gen):
+    batch = int(torch.randint(2, 4, (1,), generator=gen))
+    n = int(torch.randint(4, 7, (1,), generator=gen))
+    d_model = int(torch.randint(7, 10, (1,), generator=gen))
+    max_len = 16
+    starts = torch.randint(1, max_len - n, (batch,), generator=gen)
+    starts[0] = 0                          # one ordinary sequence, one continued elsewhere
+    positions = starts[:, None] + torch.arange(n)
+    x = torch.randn(batch, n, d_model, generator=gen)
+    P = torch.randn(max_len, d_model, generator=gen)
+    return x, P, positions
+
+
+ADD_LEARNED_POSITIONS = Exercise(
+    name="add_learned_positions",
+    reference=add_learned_positions_reference,
+    make_inputs=_lookup_inputs,
+    mistakes=[
+        Mistake("you added rows 0 … n-1 to every sequence and ignored `positions`; token i "
+                "of sequence b gets row P[positions[b, i]]",
+                lambda x, P, p: x + P[: x.shape[1]]),
+        Mistake("you returned the position rows alone: add them to the token vectors, x + P[positions]",
+                lambda x, P, p: P[p]),
+        Mistake("positions are 0-based: the token at position p gets row P[p], not P[p-1]",
+                lambda x, P, p: x + P[p - 1]),
+        Mistake("positions are 0-based: the token at position p gets row P[p], not P[p+1]",
+                lambda x, P, p: x + P[p + 1]),
+        Mistake("you multiplied by the position rows; learned positions are *added*: x + P[positions]",
+                lambda x, P, p: x * P[p]),
+        Mistake("you added the position number itself; look up its row in the table: P[positions]",
+                lambda x, P, p: x + p[..., None].float()),
+        Mistake("don't scale the position rows by √d_model (that factor belongs to the token "
+                "embedding in the paper); add P[positions] as it is",
+                lambda x, P, p: x + P[p] * math.sqrt(P.shape[1])),
+    ],
+    alternatives=[
+        lambda x, P, p: x + F.embedding(p, P),
+        lambda x, P, p: x + F.one_hot(p, P.shape[0]).float() @ P,   # one-hot × P = row lookup
+        lambda x, P, p: x + P.index_select(0, p.flatten()).view(*p.shape, P.shape[1]),
+        lambda x, P, p: torch.stack([torch.stack([x[b, i] + P[p[b, i]] for i in range(x.shape[1])])
+                                     for b in range(x.shape[0])]),
+    ],
+    generic_hint="for one token: out[b, i] should equal x[b, i] + P[positions[b, i]]; "
+                 "compare a single entry by hand",
+)
+
+
+def check_add_learned_positions(fn):
+    """Check a learner's `add_learned_positions(x, P, positions)`; prints a verdict."""
+    return ADD_LEARNED_POSITIONS.check(fn)

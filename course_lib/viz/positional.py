@@ -1,0 +1,216 @@
+"""Figures for lesson 03 — positional encodings.
+
+Each function takes plain parameters and returns a matplotlib Figure.
+"""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..positional import shift_matrix, sinusoidal_table
+
+__all__ = [
+    "sinusoidal_heatmap",
+    "position_similarity",
+    "sinusoidal_overview",
+    "dimension_curves",
+    "rotation_figure",
+    "extrapolation_figure",
+    "rotary_relative_figure",
+]
+
+
+def _check_int(name, value, low, high=None):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"{name} must be {rng}, got {name}={value}")
+
+
+def _check_table_args(d_model, length, base):
+    _check_int("d_model", d_model, 1)
+    _check_int("length", length, 1)
+    if not isinstance(base, (int, float)) or isinstance(base, bool) or base <= 1:
+        raise ValueError(f"base must be a number > 1, got base={base!r}")
+
+
+def _heatmap_on(ax, pe, base):
+    im = ax.imshow(pe.T.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1,
+                   origin="lower", interpolation="nearest")
+    ax.set(xlabel="position pos", ylabel="dimension j",
+           title=f"sinusoidal PE (d_model={pe.shape[1]}, base={base:g})")
+    return im
+
+
+def _similarity_on(ax, pe):
+    sim = (pe @ pe.T / pe.shape[1] * 2).numpy()  # PE(p)·PE(q) / (d_model/2): 1 on the diagonal
+    im = ax.imshow(sim, cmap="viridis", vmin=-0.2, vmax=1, origin="lower", interpolation="nearest")
+    ax.set(xlabel="position q", ylabel="position p", title="similarity PE(p)·PE(q) / (d_model/2)")
+    return im
+
+
+def sinusoidal_heatmap(d_model: int = 64, length: int = 100, base: float = 10000.0):
+    """The table PE (length, d_model) as an image: position across, dimension up."""
+    _check_table_args(d_model, length, base)
+    pe = sinusoidal_table(length, d_model, float(base))
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    im = _heatmap_on(ax, pe, base)
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    fig.tight_layout()
+    return fig
+
+
+def position_similarity(d_model: int = 64, length: int = 100, base: float = 10000.0):
+    """PE·PEᵀ, normalised so that the diagonal is 1: how alike two positions' encodings are."""
+    _check_table_args(d_model, length, base)
+    pe = sinusoidal_table(length, d_model, float(base))
+    fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    im = _similarity_on(ax, pe)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    fig.tight_layout()
+    return fig
+
+
+def sinusoidal_overview(d_model: int = 64, length: int = 100, base: float = 10000.0):
+    """The table and its similarity matrix side by side (what the explorer widget draws)."""
+    _check_table_args(d_model, length, base)
+    pe = sinusoidal_table(length, d_model, float(base))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.6, 1]})
+    fig.colorbar(_heatmap_on(a1, pe, base), ax=a1, fraction=0.04, pad=0.02)
+    fig.colorbar(_similarity_on(a2, pe), ax=a2, fraction=0.046, pad=0.03)
+    fig.tight_layout()
+    return fig
+
+
+def dimension_curves(dims=(0, 1, 10, 11, 40), d_model: int = 64, length: int = 100,
+                     base: float = 10000.0):
+    """PE[:, j] against position for a few dimensions j, one panel each, with the wavelength."""
+    _check_table_args(d_model, length, base)
+    dims = list(dims)
+    if not dims:
+        raise ValueError("dims must name at least one dimension")
+    for j in dims:
+        _check_int("dims", j, 0, d_model - 1)
+    pe = sinusoidal_table(length, d_model, float(base))
+    fine = torch.linspace(0, length - 1, 20 * length)
+    fig, axes = plt.subplots(len(dims), 1, figsize=(7.5, 1.05 * len(dims) + 0.6), sharex=True)
+    axes = np.atleast_1d(axes)
+    for ax, j in zip(axes, dims):
+        i = j // 2
+        omega = base ** (-2 * i / d_model)
+        curve = torch.sin(fine * omega) if j % 2 == 0 else torch.cos(fine * omega)
+        ax.plot(fine.numpy(), curve.numpy(), color="0.75", lw=1)
+        ax.plot(np.arange(length), pe[:, j].numpy(), "o", ms=2.5, color="tab:blue" if j % 2 == 0 else "tab:orange")
+        fn = "sin" if j % 2 == 0 else "cos"
+        ax.set_ylim(-1.2, 1.2)
+        ax.set_yticks([-1, 0, 1])
+        ax.text(1.01, 0.5, f"j={j}: {fn}, i={i}\nwavelength {2 * math.pi / omega:.4g}",
+                transform=ax.transAxes, va="center", fontsize=8)
+    axes[-1].set_xlabel("position pos (dots: the integer positions the model sees)")
+    fig.suptitle(f"chosen dimensions of the sinusoidal PE (d_model={d_model}, base={base:g})", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: int = 1,
+                    length: int = 20):
+    """Left: the block-diagonal M_k. Right: one (sin, cos) pair of PE(pos) for pos = 0 … length-1
+    on the unit circle; arrows show M_k carrying PE(pos) to PE(pos + k)."""
+    _check_table_args(d_model, length, base)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even for M_k, got d_model={d_model}")
+    _check_int("k", k, -length, length)
+    _check_int("pair", pair, 0, d_model // 2 - 1)
+    m = shift_matrix(int(k), d_model, float(base))
+    pe = sinusoidal_table(length + abs(k), d_model, float(base))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 4.2), gridspec_kw={"width_ratios": [1, 1]})
+    lim = float(m.abs().max())
+    im = a1.imshow(m.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+    a1.set(title=f"M_k for k={k}: one 2×2 rotation per pair", xlabel="input dimension",
+           ylabel="output dimension")
+    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
+    s, c = pe[:, 2 * pair].numpy(), pe[:, 2 * pair + 1].numpy()
+    t = np.linspace(0, 2 * np.pi, 200)
+    a2.plot(np.cos(t), np.sin(t), color="0.85")
+    a2.scatter(s[:length], c[:length], c=np.arange(length), cmap="viridis", s=18, zorder=3)
+    for pos in range(0, length, max(1, length // 5)):
+        a2.annotate("", xy=(s[pos + k], c[pos + k]), xytext=(s[pos], c[pos]),
+                    arrowprops=dict(arrowstyle="->", color="tab:red", lw=1))
+    omega = base ** (-2 * pair / d_model)
+    a2.set(aspect="equal", xlim=(-1.25, 1.25), ylim=(-1.25, 1.25),
+           xlabel=f"PE[pos, {2 * pair}] (sin)", ylabel=f"PE[pos, {2 * pair + 1}] (cos)",
+           title=f"pair i={pair}: each step turns by ω_i={omega:.3g} rad")
+    fig.tight_layout()
+    return fig
+
+
+def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len: int,
+                         chance: float | None = None):
+    """Accuracy vs sequence length (left) and vs position in the longest sequences (right).
+
+    by_length: {name: accuracies aligned with lengths}; by_position: {name: accuracy per
+    position (NaN where there is no target)}. train_len marks the longest training length.
+    """
+    lengths = list(lengths)
+    if not by_length or not by_position:
+        raise ValueError("by_length and by_position must name at least one model")
+    for name, acc in by_length.items():
+        if len(acc) != len(lengths):
+            raise ValueError(f"by_length[{name!r}] has {len(acc)} values for {len(lengths)} lengths")
+    _check_int("train_len", train_len, 1)
+    colors = {"none": "0.5", "sinusoidal": "tab:blue", "learned": "tab:orange", "rotary": "tab:green"}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for name, acc in by_length.items():
+        a1.plot(lengths, np.asarray(acc) * 100, "o-", ms=3, label=name, color=colors.get(name))
+    n_pos = max(len(a) for a in by_position.values())
+    for name, acc in by_position.items():
+        a2.plot(np.arange(len(acc)), np.asarray(acc) * 100, "-", lw=1.5, label=name, color=colors.get(name))
+    for ax, right in ((a1, max(lengths)), (a2, n_pos - 1)):
+        ax.axvspan(train_len - 0.5 if ax is a2 else train_len, right + 0.5, color="0.95", zorder=0)
+        if chance is not None:
+            ax.axhline(chance * 100, ls=":", color="0.4", lw=1)
+            ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=7, color="0.4")
+        ax.set_ylim(-3, 103)
+    a1.axvline(train_len, color="0.3", lw=1)
+    a2.axvline(train_len - 0.5, color="0.3", lw=1)
+    a1.set(xlabel="sequence length n", ylabel="accuracy (%)",
+           title=f"trained on lengths ≤ {train_len} (shaded: longer)")
+    a2.set(xlabel="position i", ylabel="accuracy (%)",
+           title=f"per position, sequences of length {n_pos} (shaded: positions ≥ {train_len})")
+    handles, labels = a1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def rotary_relative_figure(scores, max_offset: int | None = None):
+    """Left: a rotary score matrix S[m, n] (constant along diagonals). Right: S[m, m+Δ] vs Δ
+    for several query positions m — the curves lie on top of each other."""
+    s = torch.as_tensor(scores, dtype=torch.float64)
+    if s.ndim != 2 or s.shape[0] != s.shape[1]:
+        raise ValueError(f"scores must be a square (n, n) matrix, got shape {tuple(s.shape)}")
+    n = s.shape[0]
+    max_offset = n // 2 if max_offset is None else max_offset
+    _check_int("max_offset", max_offset, 1, n - 1)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
+    lim = float(s.abs().max())
+    im = a1.imshow(s.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, origin="lower", interpolation="nearest")
+    a1.set(xlabel="key position n", ylabel="query position m", title="rotary scores (R_m q)·(R_n k)")
+    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
+    offsets = np.arange(-max_offset, max_offset + 1)
+    queries = list(range(max_offset, n - max_offset, max(1, (n - 2 * max_offset) // 6)))
+    markers = "os^vDx+*"
+    for r, m in enumerate(queries):   # the first as a line, the others as markers on top of it
+        curve = s[m, m + offsets].numpy()
+        if r == 0:
+            a2.plot(offsets, curve, color="0.6", lw=5, alpha=0.6, label=f"m={m}")
+        else:
+            a2.plot(offsets, curve, markers[(r - 1) % len(markers)], ms=4, mfc="none", label=f"m={m}")
+    a2.set(xlabel="offset Δ = n − m", ylabel="score", title="S[m, m+Δ] for several m: one curve")
+    a2.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,30 @@
+"""Widgets for lesson 03 — positional encodings."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ..viz.positional import sinusoidal_overview
+from ._wiring import show_figure
+
+__all__ = ["sinusoidal_explorer"]
+
+_STYLE = {"description_width": "initial"}
+
+
+def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 10000.0):
+    """Sliders on d_model, the number of positions and the base of the sinusoidal table.
+
+    Draws the table PE and its similarity matrix PE·PEᵀ. Returns the widget.
+    """
+    draw = show_figure(sinusoidal_overview)
+    widget = W.interactive(
+        lambda d_model, length, base: draw(d_model=d_model, length=length, base=base),
+        d_model=W.IntSlider(value=d_model, min=8, max=256, step=8, description="d_model",
+                            continuous_update=False, style=_STYLE),
+        length=W.IntSlider(value=length, min=10, max=400, step=10, description="length (positions)",
+                           continuous_update=False, style=_STYLE),
+        base=W.FloatLogSlider(value=base, base=10, min=1, max=5, step=0.25, description="base",
+                              continuous_update=False, style=_STYLE),
+    )
+    widget.draw = draw
+    return widget
