@@ -53,8 +53,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Text the widget manager leaves when a widget never renders.
-WIDGET_FAILURE_TEXTS = ("Loading widget", "Error displaying widget", "Error rendering widget")
+# Text @jupyter-widgets/jupyterlab-manager leaves in an output when a widget does
+# not render: the placeholder, and its error views.
+WIDGET_FAILURE_TEXTS = ("Loading widget", "Error displaying widget", "Failed to create view",
+                        "Failed to load model class", "Failed to load view class")
 
 
 # --------------------------------------------------------------------------- chromium

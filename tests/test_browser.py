@@ -111,6 +111,8 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
     nb_path = bs.ROOT / lesson.notebook
     assert nb_path.is_file(), f"{lesson.notebook} does not exist"
     original = nb_path.read_bytes()
+    for old in bs.ARTIFACTS.glob(f"{lesson.stem}-*.png"):   # no stale screenshots
+        old.unlink()
 
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
