@@ -12,7 +12,7 @@ The notebooks are opened in place (relative links, assets and the kernel's
 working directory are exactly what a learner gets) with JupyterLab's autosave
 off and nothing ever saved; the test checks the file is byte-for-byte unchanged.
 
-A later lesson adds its widgets with one entry in LESSONS.
+Every lesson in notebooks/ is included; OVERRIDES raises a lesson's widget minimums.
 """
 from __future__ import annotations
 
@@ -35,18 +35,21 @@ class Lesson:
     min_sliders: int = 1     # sliders expected in them, in total
     presses: int = 3         # arrow-key steps per slider move
     # Check that the widgets saved in the notebook render right after opening, before
-    # anything runs. JupyterLab renders widget outputs only in a *trusted* notebook;
-    # a fresh clone's notebooks are untrusted (show the text repr) unless the
-    # launcher trusts them, so this is off until tools/lab.py does.
-    saved_widgets: bool = False
+    # anything runs. JupyterLab renders saved widget state only in a *trusted*
+    # notebook; tools/lab.py trusts the course's lessons before starting.
+    saved_widgets: bool = True
 
     @property
     def stem(self) -> str:
         return Path(self.notebook).stem
 
 
+# Every lesson has at least one interactive widget (DESIGN.md §2), so every lesson
+# is driven here; a lesson with more widgets raises its minimum in OVERRIDES.
+OVERRIDES: dict[str, dict] = {}
 LESSONS = [
-    Lesson("notebooks/00_start_here.ipynb"),
+    Lesson(f"notebooks/{p.name}", **OVERRIDES.get(p.stem, {}))
+    for p in sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 ]
 
 RUN_ALL_TIMEOUT_MS = 180_000
