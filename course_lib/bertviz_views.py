@@ -110,7 +110,27 @@ def _escape_script(js):
     return js.replace("</", "<\\/")
 
 
-def _page(vis_html, vis_id, view_js):
+_LONG_FLOAT = re.compile(r"\d+\.\d{4,}(?:e-?\d+)?")
+
+
+def _shorten_floats(js, decimals):
+    """0.006999999999999999 -> 0.007: rounded float64s printed by `tolist` carry binary noise."""
+    return _LONG_FLOAT.sub(lambda m: repr(round(float(m.group()), decimals)), js)
+
+
+def _drop_duplicate_params(js):
+    """bertviz replaces *every* PYTHON_PARAMS, including the one in the comment after
+    `const params = PYTHON_PARAMS; // HACK: PYTHON_PARAMS is a template marker...`, so the
+    data appears twice; cut that comment."""
+    start = js.find("; // HACK: ")
+    if start < 0:
+        return js
+    end = js.find("\n", start)
+    return js[:start + 1] + (js[end:] if end >= 0 else "")
+
+
+def _page(vis_html, vis_id, view_js, decimals):
+    view_js = _shorten_floats(_drop_duplicate_params(view_js), decimals)
     view_js, found = _REQUIRE_CONFIG.subn("", view_js, count=1)
     if found != 1:
         raise RuntimeError("bertviz's view script does not start with require.config(...) as in "
@@ -194,7 +214,7 @@ def _split(attention):
 
 # ----------------------------------------------------------------------------- views
 def show(view, attention, tokens=None, *, src_tokens=None, tgt_tokens=None, queries=None, keys=None,
-         batch_index=0, decimals=4, display_mode="light", **options):
+         batch_index=0, decimals=3, display_mode="light", **options):
     """Render one bertviz view as self-contained, offline HTML.
 
     view: "head" (lines between tokens, one colour per head), "model" (a thumbnail
@@ -259,10 +279,10 @@ def show(view, attention, tokens=None, *, src_tokens=None, tgt_tokens=None, quer
         kwargs["display_mode"] = display_mode
     make = bertviz.head_view if view == "head" else bertviz.model_view
     html = make(**kwargs, **options, html_action="return").data
-    return _offline(html, view)
+    return _offline(html, view, decimals)
 
 
-def _offline(html, view):
+def _offline(html, view, decimals=3):
     """bertviz's returned HTML -> our offline version (same div, same view script)."""
     tag = _REQUIRE_TAG.search(html)
     script = _SCRIPT.search(html)
@@ -271,7 +291,7 @@ def _offline(html, view):
         raise RuntimeError("bertviz's HTML does not have the layout of bertviz 1.4.1 "
                            "(require.js tag, view div, one script); check the installed version")
     vis_html = html[tag.end():script.start()].strip()
-    return BertvizView(_page(vis_html, vis_id.group(0), script.group(1)), view, vis_id.group(0))
+    return BertvizView(_page(vis_html, vis_id.group(0), script.group(1), decimals), view, vis_id.group(0))
 
 
 _NEURON_HTML = """<div id="%(vis_id)s" style="padding:8px;font-family:'Helvetica Neue', Helvetica, Arial, sans-serif;">
@@ -321,7 +341,7 @@ def _neuron_view(layers, tokens, queries, keys, batch_index, decimals, display_m
     if marker not in js:
         raise RuntimeError(f"{js_path} does not read window.bertviz_params; check the bertviz version")
     js = js.replace(marker, "const params = " + json.dumps(params))
-    return BertvizView(_page(_NEURON_HTML % {"vis_id": vis_id}, vis_id, js), "neuron", vis_id)
+    return BertvizView(_page(_NEURON_HTML % {"vis_id": vis_id}, vis_id, js, decimals), "neuron", vis_id)
 
 
 # ----------------------------------------------------------------------------- q and k

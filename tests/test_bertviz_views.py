@@ -48,6 +48,13 @@ def test_self_attention_views_are_self_contained(view):
     assert html.count(v.vis_id) >= 2            # the div, and the shim waiting for it
     assert html.count("<script type=") == 1 and html.count("</script>") == 1
     assert v._repr_html_() == html              # what the notebook stores
+    assert html.count('"attn"') == 1            # bertviz's own HTML carries the data twice
+
+
+def test_numbers_are_short():
+    attn = [torch.full((1, 1, 2, 2), 0.5 + 1e-7), torch.tensor([[[[0.007, 0.993], [1.0, 0.0]]]])]
+    html = show("head", attn, tokens=["a", "b"], decimals=3).data
+    assert "[[[[0.5, 0.5], [0.5, 0.5]]], [[[0.007, 0.993], [1.0, 0.0]]]]" in html
 
 
 def test_attention_is_rounded_and_batch_index_picks_the_example():

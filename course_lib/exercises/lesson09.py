@@ -1,0 +1,101 @@
+"""Lesson 09 — transformer families and a pretrained encoder.
+
+- `mean_pool(hidden, attention_mask)`: a sentence vector = the mean of its *real*
+  tokens' hidden states (padding left out) — how all-MiniLM-L6-v2 embeds sentences.
+- `previous_token_score(weights)`: how much each head attends to the previous token,
+  the first statistic of the head taxonomy.
+"""
+import torch
+
+from .framework import Exercise, Mistake
+
+__all__ = ["check_mean_pool", "check_previous_token_score"]
+
+
+# ----------------------------------------------------------------------------- mean_pool
+def mean_pool_reference(hidden, attention_mask):
+    """hidden (batch, n, d), attention_mask (batch, n) of 0/1 -> (batch, d)."""
+    m = attention_mask.to(hidden.dtype).unsqueeze(-1)            # (batch, n, 1)
+    return (hidden * m).sum(dim=1) / m.sum(dim=1)
+
+
+def _pool_inputs(gen):
+    batch, n, d = 3, 6, 5
+    hidden = torch.randn(batch, n, d, generator=gen) * 2 + 0.5
+    lengths = torch.tensor([6, 4, 2])                             # sentence 0 has no padding
+    mask = (torch.arange(n)[None, :] < lengths[:, None]).long()
+    return hidden, mask
+
+
+MEAN_POOL = Exercise(
+    name="mean_pool",
+    reference=mean_pool_reference,
+    make_inputs=_pool_inputs,
+    mistakes=[
+        Mistake("you averaged over every position, padding included; multiply by the mask "
+                "and divide by the number of real tokens, `mask.sum(dim=1)`",
+                lambda h, m: h.mean(dim=1)),
+        Mistake("you zeroed the padding but still divided by the full length n; divide by "
+                "the number of real tokens, `mask.sum(dim=1, keepdim=True)`",
+                lambda h, m: (h * m.unsqueeze(-1)).sum(dim=1) / h.shape[1]),
+        Mistake("you summed the real tokens but did not divide: that is a sum, not a mean",
+                lambda h, m: (h * m.unsqueeze(-1)).sum(dim=1)),
+        Mistake("you took the [CLS] vector (position 0); this model's sentence vector is the "
+                "mean of all real tokens", lambda h, m: h[:, 0]),
+    ],
+    alternatives=[
+        lambda h, m: torch.stack([h[b, m[b].bool()].mean(dim=0) for b in range(h.shape[0])]),
+        lambda h, m: torch.einsum("bnd,bn->bd", h, m.to(h.dtype)) / m.sum(dim=1, keepdim=True).to(h.dtype),
+    ],
+    generic_hint="row b of the result should be hidden[b, :L_b].mean(dim=0), where L_b is the "
+                 "number of 1s in attention_mask[b]",
+)
+
+
+def check_mean_pool(fn):
+    """Check a learner's `mean_pool(hidden, attention_mask)`; prints a verdict, never raises."""
+    return MEAN_POOL.check(fn)
+
+
+# ----------------------------------------------------------------------------- previous token
+def previous_token_score_reference(weights):
+    """weights (h, n, n), rows sum to 1 -> (h,): mean of A[i, i-1] over i = 1 .. n-1."""
+    return torch.diagonal(weights, offset=-1, dim1=-2, dim2=-1).mean(dim=-1)
+
+
+def _score_inputs(gen):
+    h, n = 3, 7
+    scores = torch.randn(h, n, n, generator=gen) * 2
+    return (torch.softmax(scores, dim=-1),)
+
+
+PREVIOUS_TOKEN_SCORE = Exercise(
+    name="previous_token_score",
+    reference=previous_token_score_reference,
+    make_inputs=_score_inputs,
+    mistakes=[
+        Mistake("you read A[i, i+1], the *next* token (the diagonal above the main one); "
+                "the previous token of query i is key i-1: `offset=-1`",
+                lambda w: torch.diagonal(w, offset=1, dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("you read the main diagonal A[i, i] — attention to itself; the previous "
+                "token is one below it (`offset=-1`)",
+                lambda w: torch.diagonal(w, dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("you divided by n instead of n-1: query 0 has no previous token, so average "
+                "over the n-1 queries that do",
+                lambda w: torch.diagonal(w, offset=-1, dim1=-2, dim2=-1).sum(dim=-1) / w.shape[-1]),
+        Mistake("you summed A[i, i-1] over the queries; the score is their *mean*, a number "
+                "between 0 and 1",
+                lambda w: torch.diagonal(w, offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
+    ],
+    alternatives=[
+        lambda w: torch.stack([sum(w[hd, i, i - 1] for i in range(1, w.shape[-1])) / (w.shape[-1] - 1)
+                               for hd in range(w.shape[0])]),
+        lambda w: w[:, torch.arange(1, w.shape[-1]), torch.arange(w.shape[-1] - 1)].mean(dim=-1),
+    ],
+    generic_hint="for each head, average weights[head, i, i-1] over i = 1 .. n-1",
+)
+
+
+def check_previous_token_score(fn):
+    """Check a learner's `previous_token_score(weights)`; prints a verdict, never raises."""
+    return PREVIOUS_TOKEN_SCORE.check(fn)

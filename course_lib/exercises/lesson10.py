@@ -1,0 +1,115 @@
+"""Lesson 10 — the residual stream and induction heads.
+
+- `next_token_losses(logits, tokens)`: the per-position loss of a language model,
+  position t predicting token t+1.
+- `induction_score(weights, period)`: how much each head attends, in the repeated
+  copy of [BOS, s, s], to the token *after* the previous occurrence of the current one.
+"""
+import torch
+import torch.nn.functional as F
+
+from .framework import Exercise, Mistake
+
+__all__ = ["check_next_token_losses", "check_induction_score"]
+
+
+# ----------------------------------------------------------------------------- losses
+def next_token_losses_reference(logits, tokens):
+    """logits (batch, n, V), tokens (batch, n) -> (batch, n-1), entry t = -log p(tokens[t+1])."""
+    return F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")
+
+
+def _loss_inputs(gen):
+    batch, n, vocab = 2, 6, 9
+    return torch.randn(batch, n, vocab, generator=gen) * 2, torch.randint(0, vocab, (batch, n), generator=gen)
+
+
+NEXT_TOKEN_LOSSES = Exercise(
+    name="next_token_losses",
+    reference=next_token_losses_reference,
+    make_inputs=_loss_inputs,
+    mistakes=[
+        Mistake("position t's logits were scored against token t; they predict the *next* token: "
+                "use logits[:, :-1] with tokens[:, 1:]",
+                lambda lo, t: F.cross_entropy(lo[:, 1:].transpose(1, 2), t[:, 1:], reduction="none")),
+        Mistake("you paired logits[:, :-1] with tokens[:, :-1]: position t must be scored against "
+                "token t+1, i.e. tokens[:, 1:]",
+                lambda lo, t: F.cross_entropy(lo[:, :-1].transpose(1, 2), t[:, :-1], reduction="none")),
+        Mistake("you applied softmax before cross_entropy, which applies log-softmax itself; "
+                "pass the raw logits",
+                lambda lo, t: F.cross_entropy(lo[:, :-1].softmax(-1).transpose(1, 2), t[:, 1:],
+                                              reduction="none")),
+        Mistake("you took -logit of the right token without normalizing; the loss is "
+                "-log_softmax(logits)[token], not -logits[token]",
+                lambda lo, t: -lo[:, :-1].gather(-1, t[:, 1:, None])[..., 0]),
+        Mistake("the sign is flipped: the loss is -log p(token), which is ≥ 0",
+                lambda lo, t: -F.cross_entropy(lo[:, :-1].transpose(1, 2), t[:, 1:], reduction="none")),
+    ],
+    alternatives=[
+        lambda lo, t: -lo[:, :-1].log_softmax(-1).gather(-1, t[:, 1:, None]).squeeze(-1),
+        lambda lo, t: F.cross_entropy(lo[:, :-1].reshape(-1, lo.shape[-1]), t[:, 1:].reshape(-1),
+                                      reduction="none").view(t.shape[0], -1),
+    ],
+    generic_hint="entry [b, t] should be -log softmax(logits[b, t])[tokens[b, t+1]]",
+)
+
+
+def check_next_token_losses(fn):
+    """Check a learner's `next_token_losses(logits, tokens)`; prints a verdict, never raises."""
+    return NEXT_TOKEN_LOSSES.check(fn)
+
+
+# ----------------------------------------------------------------------------- induction score
+def induction_score_reference(weights, period):
+    """weights (h, n, n) on [BOS, s, s] with n = 1 + 2·period -> (h,).
+
+    Mean over the repeated copy, i = period+1 .. 2·period, of A[i, i - period + 1].
+    """
+    i = torch.arange(period + 1, 2 * period + 1)
+    return weights[:, i, i - period + 1].mean(dim=-1)
+
+
+def _induction_inputs(gen):
+    h, period = 3, 5
+    n = 1 + 2 * period
+    scores = torch.randn(h, n, n, generator=gen) * 2
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    return torch.softmax(scores.masked_fill(~causal, -torch.inf), dim=-1), period
+
+
+def _diag(w, period, offset, start):
+    i = torch.arange(start, 2 * period + 1)
+    return w[:, i, i + offset].mean(dim=-1)
+
+
+INDUCTION_SCORE = Exercise(
+    name="induction_score",
+    reference=induction_score_reference,
+    make_inputs=_induction_inputs,
+    mistakes=[
+        Mistake("you read A[i, i - period]: the previous occurrence of the *same* token (a "
+                "'duplicate-token' pattern); the induction head looks one further, at the token "
+                "that came after it: i - period + 1",
+                lambda w, p: _diag(w, p, -p, p + 1)),
+        Mistake("you read A[i, i - period - 1], the token *before* the previous occurrence; the "
+                "induction target is the one after it: i - period + 1",
+                lambda w, p: _diag(w, p, -p - 1, p + 1)),
+        Mistake("you averaged the whole diagonal A[i, i - period + 1], first copy included; "
+                "only queries in the repeated copy (i = period+1 .. 2·period) can do induction",
+                lambda w, p: torch.diagonal(w, offset=-(p - 1), dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("you started at i = period, the last token of the first copy; the repeated copy "
+                "starts at i = period + 1 (position 0 is BOS)",
+                lambda w, p: _diag(w, p, -p + 1, p)),
+    ],
+    alternatives=[
+        lambda w, p: torch.diagonal(w, offset=-(p - 1), dim1=-2, dim2=-1)[:, 2:].mean(dim=-1),
+        lambda w, p: torch.stack([sum(w[hd, i, i - p + 1] for i in range(p + 1, 2 * p + 1)) / p
+                                  for hd in range(w.shape[0])]),
+    ],
+    generic_hint="for each head, average weights[head, i, i - period + 1] over i = period+1 .. 2·period",
+)
+
+
+def check_induction_score(fn):
+    """Check a learner's `induction_score(weights, period)`; prints a verdict, never raises."""
+    return INDUCTION_SCORE.check(fn)

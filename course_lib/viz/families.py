@@ -1,0 +1,164 @@
+"""Figures for lesson 09: transformer families and a pretrained encoder's heads."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import Patch
+
+__all__ = [
+    "family_attention_maps",
+    "it_attention_grid",
+    "head_pattern_grid",
+    "similarity_heatmap",
+    "draw_attention",
+]
+
+# one colour per pattern label of course_lib.head_patterns
+PATTERN_COLORS = {
+    "previous": "#1f77b4", "next": "#17becf", "self": "#9467bd", "[CLS]": "#d62728",
+    "[SEP]": "#ff7f0e", "broad": "#2ca02c", "mixed": "#c7c7c7",
+}
+
+
+def _matrix(name, w):
+    w = torch.as_tensor(w).detach().float()
+    if w.dim() != 2:
+        raise ValueError(f"{name} must be a 2-D attention matrix (n_q, n_k), got shape {tuple(w.shape)}")
+    return w
+
+
+def draw_attention(ax, weights, q_tokens=None, k_tokens=None, title=None, vmax=None, cmap="Blues"):
+    """Draw one attention matrix on `ax`: rows = queries, columns = keys. Returns the image."""
+    w = _matrix("weights", weights)
+    n_q, n_k = w.shape
+    for name, toks, n in (("q_tokens", q_tokens, n_q), ("k_tokens", k_tokens, n_k)):
+        if toks is not None and len(toks) != n:
+            raise ValueError(f"{name} has {len(toks)} labels for {n} positions")
+    im = ax.imshow(w.numpy(), cmap=cmap, vmin=0, vmax=vmax if vmax is not None else max(float(w.max()), 1e-6))
+    if q_tokens is not None:
+        ax.set_yticks(range(n_q), [str(t) for t in q_tokens], fontsize=7)
+    if k_tokens is not None:
+        ax.set_xticks(range(n_k), [str(t) for t in k_tokens], fontsize=7, rotation=90)
+    ax.set_xlabel("key (attended to)", fontsize=8)
+    ax.set_ylabel("query (attending)", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return im
+
+
+def family_attention_maps(panels, ncols=None, figsize=None):
+    """Several attention matrices side by side.
+
+    panels: list of dicts with "weights" (n_q, n_k) and optional "q_tokens",
+    "k_tokens", "title". Returns the Figure.
+    """
+    if not isinstance(panels, (list, tuple)) or not panels:
+        raise ValueError("panels must be a non-empty list of dicts with 'weights'")
+    for i, p in enumerate(panels):
+        if not isinstance(p, dict) or "weights" not in p:
+            raise ValueError(f"panels[{i}] must be a dict with a 'weights' entry")
+    ncols = ncols or len(panels)
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3.3 * ncols, 3.3 * nrows), squeeze=False)
+    for ax, p in zip(axes.flat, panels):
+        draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def it_attention_grid(weights, sentences, targets):
+    """How much "it" attends to each target word, for every layer and head.
+
+    weights: tensor (n_sentences, n_targets, layers, heads) of attention weights from
+    "it" to each target. sentences, targets: labels. One heatmap per
+    (sentence, target), numbers in percent. Returns the Figure.
+    """
+    w = torch.as_tensor(weights).detach().float()
+    if w.dim() != 4:
+        raise ValueError(f"weights must be (n_sentences, n_targets, layers, heads), got {tuple(w.shape)}")
+    if len(sentences) != w.shape[0] or len(targets) != w.shape[1]:
+        raise ValueError(f"got {len(sentences)} sentences and {len(targets)} targets for weights "
+                         f"of shape {tuple(w.shape)}")
+    n_s, n_t, n_layers, n_heads = w.shape
+    fig, axes = plt.subplots(n_s, n_t, figsize=(4.6 * n_t, 2.2 * n_s + 0.4), squeeze=False)
+    vmax = float(w.max())
+    for i in range(n_s):
+        for j in range(n_t):
+            ax = axes[i, j]
+            ax.imshow(w[i, j].numpy(), cmap="Oranges", vmin=0, vmax=vmax)
+            for layer in range(n_layers):
+                for head in range(n_heads):
+                    v = float(w[i, j, layer, head])
+                    ax.text(head, layer, f"{100 * v:.0f}", ha="center", va="center", fontsize=6.5,
+                            color="white" if v > 0.6 * vmax else "black")
+            ax.set_xticks(range(n_heads))
+            ax.set_yticks(range(n_layers))
+            ax.tick_params(labelsize=7)
+            ax.set_xlabel("head", fontsize=8)
+            ax.set_ylabel("layer", fontsize=8)
+            ax.set_title(f'"it" → "{targets[j]}"   ({sentences[i]})', fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def head_pattern_grid(labels, scores=None, title="what each head does"):
+    """A (layers × heads) grid coloured by each head's pattern label.
+
+    labels: list of lists of labels (from `course_lib.head_patterns.classify_heads`).
+    scores: optional dict of (layers, heads) tensors (from `pattern_scores`); the
+    score of each head's own pattern is printed in its cell. Returns the Figure.
+    """
+    if not labels or not all(isinstance(row, (list, tuple)) for row in labels):
+        raise ValueError("labels must be a list (layers) of lists (heads)")
+    unknown = {lab for row in labels for lab in row} - set(PATTERN_COLORS)
+    if unknown:
+        raise ValueError(f"unknown pattern labels {sorted(unknown)}; known: {list(PATTERN_COLORS)}")
+    names = list(PATTERN_COLORS)
+    grid = np.array([[names.index(lab) for lab in row] for row in labels])
+    n_layers, n_heads = grid.shape
+    fig, ax = plt.subplots(figsize=(0.55 * n_heads + 2.6, 0.5 * n_layers + 1.2))
+    ax.imshow(grid, cmap=ListedColormap(list(PATTERN_COLORS.values())), vmin=-0.5, vmax=len(names) - 0.5)
+    if scores is not None:
+        for layer in range(n_layers):
+            for head in range(n_heads):
+                lab = labels[layer][head]
+                if lab in scores:
+                    ax.text(head, layer, f"{float(scores[lab][layer, head]):.2f}", ha="center",
+                            va="center", fontsize=6.5, color="white")
+    ax.set_xticks(range(n_heads))
+    ax.set_yticks(range(n_layers))
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    ax.set_title(title, fontsize=10)
+    used = [n for n in names if (grid == names.index(n)).any()]
+    ax.legend(handles=[Patch(color=PATTERN_COLORS[n], label=n) for n in used],
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_heatmap(similarity, labels, title="cosine similarity of sentence embeddings"):
+    """A square matrix of similarities with the values printed. Returns the Figure."""
+    s = torch.as_tensor(similarity).detach().float()
+    if s.dim() != 2 or s.shape[0] != s.shape[1]:
+        raise ValueError(f"similarity must be a square matrix, got shape {tuple(s.shape)}")
+    if len(labels) != s.shape[0]:
+        raise ValueError(f"got {len(labels)} labels for a {s.shape[0]}×{s.shape[0]} matrix")
+    n = s.shape[0]
+    fig, ax = plt.subplots(figsize=(0.62 * n + 4.2, 0.5 * n + 1.0))
+    ax.imshow(s.numpy(), cmap="viridis", vmin=min(0.0, float(s.min())), vmax=1)
+    for i in range(n):
+        for j in range(n):
+            ax.text(j, i, f"{float(s[i, j]):.2f}", ha="center", va="center", fontsize=7,
+                    color="black" if s[i, j] > 0.6 else "white")
+    short = [lab if len(lab) <= 42 else lab[:40] + "…" for lab in labels]
+    ax.set_yticks(range(n), short, fontsize=7)
+    ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=7)
+    ax.set_xlabel("sentence #")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

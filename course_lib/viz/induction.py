@@ -1,0 +1,200 @@
+"""Figures for lesson 10: the residual stream and induction heads."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from .families import draw_attention
+
+__all__ = [
+    "induction_loss_curves",
+    "position_loss_plot",
+    "induction_score_grid",
+    "induction_head_map",
+    "ablation_bars",
+    "influence_maps",
+    "residual_contribution_bars",
+]
+
+
+def _smooth(values, window):
+    v = np.asarray(values, dtype=float)
+    if window <= 1 or len(v) < window:
+        return v
+    kernel = np.ones(window) / window
+    return np.convolve(v, kernel, mode="valid")
+
+
+def induction_loss_curves(history, vocab_size=None, window=10):
+    """Loss on the first copy and on the repeated copy, per training step.
+
+    history: dict with lists "step", "first", "repeated" (from train_induction_model).
+    vocab_size: if given, draws ln(vocab_size), the loss of a uniform guess.
+    window: moving-average width. Returns the Figure.
+    """
+    for key in ("step", "first", "repeated"):
+        if key not in history:
+            raise ValueError(f"history has no {key!r} list")
+    if not isinstance(window, int) or window < 1:
+        raise ValueError(f"window must be a positive int, got {window!r}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    steps = np.asarray(history["step"])
+    for key, color, label in (("first", "tab:gray", "first copy (unpredictable)"),
+                              ("repeated", "tab:red", "repeated copy")):
+        y = _smooth(history[key], window)
+        ax.plot(steps[len(steps) - len(y):], y, color=color, label=label)
+    if vocab_size:
+        ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size} (uniform guess)")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy (nats)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title(f"next-token loss during training (moving average over {window} steps)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def position_loss_plot(curves, period):
+    """Mean loss at each position of [BOS, s, s].
+
+    curves: {label: tensor (2·period,)}, entry t = loss of predicting token t+1.
+    A dashed line marks where the repeated copy starts. Returns the Figure.
+    """
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError("curves must be a non-empty dict {label: per-position losses}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    for label, c in curves.items():
+        c = torch.as_tensor(c).detach().float()
+        if c.dim() != 1 or c.numel() != 2 * period:
+            raise ValueError(f"curve {label!r} must have 2·period = {2 * period} entries, got {tuple(c.shape)}")
+        ax.plot(np.arange(1, 2 * period + 1), c.numpy(), marker="o", ms=3, label=label)
+    ax.axvline(period + 0.5, color="k", ls="--", lw=1)
+    ax.text(period + 0.7, ax.get_ylim()[1] * 0.92, "repeat starts", fontsize=8)
+    ax.set_xlabel("position of the predicted token")
+    ax.set_ylabel("loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def induction_score_grid(scores):
+    """One small (layers × heads) heatmap per score, values printed.
+
+    scores: {name: tensor (layers, heads)} in [0, 1]. Returns the Figure.
+    """
+    if not isinstance(scores, dict) or not scores:
+        raise ValueError("scores must be a non-empty dict {name: (layers, heads) tensor}")
+    fig, axes = plt.subplots(1, len(scores), figsize=(3.0 * len(scores) + 0.6, 2.4), squeeze=False)
+    for ax, (name, s) in zip(axes[0], scores.items()):
+        s = torch.as_tensor(s).detach().float()
+        if s.dim() != 2:
+            raise ValueError(f"score {name!r} must be (layers, heads), got {tuple(s.shape)}")
+        ax.imshow(s.numpy(), cmap="Purples", vmin=0, vmax=1)
+        for layer in range(s.shape[0]):
+            for head in range(s.shape[1]):
+                v = float(s[layer, head])
+                ax.text(head, layer, f"{v:.2f}", ha="center", va="center", fontsize=9,
+                        color="white" if v > 0.5 else "black")
+        ax.set_xticks(range(s.shape[1]))
+        ax.set_yticks(range(s.shape[0]))
+        ax.set_xlabel("head")
+        ax.set_ylabel("layer")
+        ax.set_title(name, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def induction_head_map(weights, tokens, period, title=None):
+    """One head's attention on [BOS, s, s], with the two diagonals that matter outlined:
+    previous token (i → i-1) and induction (i → i - period + 1, repeated copy only).
+
+    weights: (n, n) with n = 1 + 2·period; tokens: n labels. Returns the Figure.
+    """
+    w = torch.as_tensor(weights).detach().float()
+    n = 1 + 2 * period
+    if w.shape != (n, n):
+        raise ValueError(f"weights must be ({n}, {n}) for period={period}, got {tuple(w.shape)}")
+    if len(tokens) != n:
+        raise ValueError(f"tokens has {len(tokens)} labels for {n} positions")
+    fig, ax = plt.subplots(figsize=(5.2, 4.8))
+    draw_attention(ax, w, tokens, tokens, title, vmax=1.0, cmap="Greys")
+    i = np.arange(1, n)
+    ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors="tab:blue", lw=0.9, label="previous token")
+    j = np.arange(period + 1, n)
+    ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors="tab:red", lw=0.9,
+               label="induction target")
+    ax.axhline(period + 0.5, color="tab:red", lw=0.5, ls=":")
+    ax.legend(loc="upper right", fontsize=7, framealpha=0.9)
+    fig.tight_layout()
+    return fig
+
+
+def ablation_bars(table, vocab_size=None):
+    """Repeated-copy loss with different heads switched off.
+
+    table: {name: (first-copy loss, repeated-copy loss)} from `ablation_table`.
+    Returns the Figure.
+    """
+    if not isinstance(table, dict) or not table:
+        raise ValueError("table must be a non-empty dict {name: (first, repeated)}")
+    names = list(table)
+    first = [table[k][0] for k in names]
+    repeated = [table[k][1] for k in names]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(1.3 * len(names) + 2.5, 3.2))
+    ax.bar(x - 0.2, first, 0.4, color="tab:gray", label="first copy")
+    ax.bar(x + 0.2, repeated, 0.4, color="tab:red", label="repeated copy")
+    for xi, v in zip(x, repeated):
+        ax.text(xi + 0.2, v + 0.05, f"{v:.2f}", ha="center", fontsize=8)
+    if vocab_size:
+        ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size}")
+    ax.set_xticks(x, names, fontsize=8)
+    ax.set_ylabel("loss (nats)")
+    ax.set_title("ablation: heads' outputs set to zero", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def influence_maps(maps, tokens=None):
+    """Side-by-side (n × n) influence matrices: [t, j] = change of output t when token j
+    changes. maps: {title: tensor (n, n)}. Returns the Figure."""
+    if not isinstance(maps, dict) or not maps:
+        raise ValueError("maps must be a non-empty dict {title: (n, n) tensor}")
+    fig, axes = plt.subplots(1, len(maps), figsize=(3.6 * len(maps), 3.5), squeeze=False)
+    for ax, (title, m) in zip(axes[0], maps.items()):
+        m = torch.as_tensor(m).detach().float()
+        if m.dim() != 2 or m.shape[0] != m.shape[1]:
+            raise ValueError(f"map {title!r} must be square, got {tuple(m.shape)}")
+        ax.imshow(m.numpy(), cmap="magma_r", vmin=0, vmax=max(float(m.max()), 1e-6))
+        ax.set_xlabel("input position j (token changed)", fontsize=8)
+        ax.set_ylabel("output position t", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        if tokens is not None:
+            ax.set_xticks(range(len(tokens)), tokens, fontsize=6, rotation=90)
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def residual_contribution_bars(norms):
+    """How much each term of the residual stream writes, in the two halves.
+
+    norms: {component: (first-copy mean norm, repeated-copy mean norm)}. Returns the Figure.
+    """
+    if not isinstance(norms, dict) or not norms:
+        raise ValueError("norms must be a non-empty dict {component: (first, repeated)}")
+    names = list(norms)
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(0.9 * len(names) + 2.5, 3.0))
+    ax.bar(x - 0.2, [norms[k][0] for k in names], 0.4, color="tab:gray", label="first-copy positions")
+    ax.bar(x + 0.2, [norms[k][1] for k in names], 0.4, color="tab:red", label="repeated-copy positions")
+    ax.set_xticks(x, names, fontsize=8)
+    ax.set_ylabel("mean ‖term‖ at a position")
+    ax.set_title("what each term writes into the residual stream", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
