@@ -1,0 +1,251 @@
+"""Lesson 07 — cross-attention and the decoder block.
+
+`cross_attention(x, memory, w_q, w_k, w_v, src_mask)`: one head of attention whose
+queries come from the decoder and whose keys and values come from the encoder output.
+
+`MyDecoderLayer`: the post-norm decoder block — masked self-attention, cross-attention,
+feed-forward, each followed by Add & Norm.
+"""
+import math
+
+import torch
+from torch import nn
+
+from ..layers import DecoderLayer, FeedForward, LayerNorm, MultiHeadAttention
+from .framework import Exercise, Mistake
+
+__all__ = ["check_cross_attention", "check_decoder_layer"]
+
+
+# --------------------------------------------------------------------------- cross-attention
+
+
+def _attend(q, k, v, scores_mask=None, scale=None, after=None):
+    scale = math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ k.transpose(-2, -1) / scale  # (batch, n_tgt, n_src)
+    if scores_mask is not None:
+        scores = scores.masked_fill(~scores_mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    if after is not None:
+        weights = after(weights)
+    return weights @ v
+
+
+def cross_attention_reference(x, memory, w_q, w_k, w_v, src_mask):
+    """x: (batch, n_tgt, d_model) decoder states; memory: (batch, n_src, d_model) encoder
+    output; w_q, w_k: (d_model, d_k); w_v: (d_model, d_v); src_mask: (batch, n_src) bool,
+    True = real source token. Returns out (batch, n_tgt, d_v).
+    """
+    q = x @ w_q  # queries from the decoder      (batch, n_tgt, d_k)
+    k = memory @ w_k  # keys from the encoder    (batch, n_src, d_k)
+    v = memory @ w_v  # values from the encoder  (batch, n_src, d_v)
+    return _attend(q, k, v, src_mask[:, None, :])
+
+
+def _cross_inputs(gen):
+    batch, n_tgt, n_src, d_model, d_k, d_v = 3, 4, 6, 8, 4, 5
+    x = torch.randn(batch, n_tgt, d_model, generator=gen)
+    memory = torch.randn(batch, n_src, d_model, generator=gen)
+    w_q = torch.randn(d_model, d_k, generator=gen) / math.sqrt(d_model) * 2
+    w_k = torch.randn(d_model, d_k, generator=gen) / math.sqrt(d_model) * 2
+    w_v = torch.randn(d_model, d_v, generator=gen) / math.sqrt(d_model)
+    # Every source row has some padding at its end (and at least two real tokens).
+    lengths = torch.randint(2, n_src, (batch,), generator=gen)
+    src_mask = torch.arange(n_src)[None, :] < lengths[:, None]
+    return x, memory, w_q, w_k, w_v, src_mask
+
+
+def _qkv(x, memory, w_q, w_k, w_v):
+    return x @ w_q, memory @ w_k, memory @ w_v
+
+
+CROSS_ATTENTION = Exercise(
+    name="cross_attention",
+    reference=cross_attention_reference,
+    make_inputs=_cross_inputs,
+    output_names=("out",),
+    mistakes=[
+        Mistake("the scores are not divided by √d_k (d_k = w_q.shape[1]); without it they grow "
+                "with d_k and the softmax saturates",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :], scale=1.0)),
+        Mistake("you divided by √d_model; the scale is √d_k, the size of one query (w_q.shape[1])",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :],
+                                                       scale=math.sqrt(x.shape[-1]))),
+        Mistake("padded source positions get attention: set their scores to -inf before the softmax, "
+                "e.g. scores.masked_fill(~src_mask[:, None, :], float('-inf'))",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv))),
+        Mistake("the mask is inverted: src_mask is True for *real* tokens, so fill where it is False "
+                "(~src_mask) with -inf",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), ~mask[:, None, :])),
+        Mistake("the mask was applied after the softmax, so the weights no longer sum to 1; mask the "
+                "scores (with -inf) before the softmax",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv),
+                                                       after=lambda w: w * mask[:, None, :])),
+        Mistake("you applied a causal (triangular) mask: cross-attention needs none — the whole source "
+                "sentence is known before decoding starts; only padding is masked",
+                lambda x, m, wq, wk, wv, mask: _attend(
+                    *_qkv(x, m, wq, wk, wv),
+                    mask[:, None, :] & torch.ones(x.shape[1], m.shape[1], dtype=torch.bool).tril())),
+    ],
+    alternatives=[
+        # einsum, with the mask as an additive bias
+        lambda x, m, wq, wk, wv, mask: (lambda w: torch.einsum("bts,bsv->btv", w, m @ wv))(
+            torch.softmax(torch.einsum("btk,bsk->bts", x @ wq, m @ wk) / wq.shape[1] ** 0.5
+                          + torch.where(mask[:, None, :], 0.0, float("-inf")), dim=-1)),
+        # the course's own attention function
+        lambda x, m, wq, wk, wv, mask: __import__("course_lib.attention", fromlist=["x"])
+        .scaled_dot_product_attention(x @ wq, m @ wk, m @ wv, mask[:, None, :])[0],
+    ],
+    generic_hint="compare with q = x @ w_q (decoder), k = memory @ w_k, v = memory @ w_v (encoder), "
+                 "then softmax(q kᵀ/√d_k with padding set to -inf) v",
+)
+
+
+def check_cross_attention(fn):
+    """Check a learner's `cross_attention(x, memory, w_q, w_k, w_v, src_mask)`; never raises."""
+    return CROSS_ATTENTION.check(fn)
+
+
+# --------------------------------------------------------------------------- decoder block
+
+
+class _Block(nn.Module):
+    """The constructor the lesson gives the learner: the same parts as DecoderLayer."""
+
+    def __init__(self, d_model, h, d_ff):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, h)
+        self.cross_attn = MultiHeadAttention(d_model, h)
+        self.ffn = FeedForward(d_model, d_ff)
+        self.norm1 = LayerNorm(d_model)
+        self.norm2 = LayerNorm(d_model)
+        self.norm3 = LayerNorm(d_model)
+
+
+class DecoderLayerReference(_Block):
+    """Post-norm: x = LN(x + Sublayer(x)) three times."""
+
+    def forward(self, x, memory, self_mask, cross_mask):
+        x = self.norm1(x + self.self_attn(x, mask=self_mask))
+        x = self.norm2(x + self.cross_attn(x, memory, mask=cross_mask))
+        return self.norm3(x + self.ffn(x))
+
+
+def _block(forward):
+    return type("WrongDecoderLayer", (_Block,), {"forward": forward})
+
+
+def _pre_norm(self, x, memory, self_mask, cross_mask):
+    x = x + self.self_attn(self.norm1(x), mask=self_mask)
+    x = x + self.cross_attn(self.norm2(x), memory, mask=cross_mask)
+    return x + self.ffn(self.norm3(x))
+
+
+def _no_causal(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x))
+    x = self.norm2(x + self.cross_attn(x, memory, mask=cross_mask))
+    return self.norm3(x + self.ffn(x))
+
+
+def _no_memory(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(x + self.cross_attn(x, x))
+    return self.norm3(x + self.ffn(x))
+
+
+def _no_cross_mask(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(x + self.cross_attn(x, memory))
+    return self.norm3(x + self.ffn(x))
+
+
+def _no_cross_residual(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(self.cross_attn(x, memory, mask=cross_mask))
+    return self.norm3(x + self.ffn(x))
+
+
+def _cross_first(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.cross_attn(x, memory, mask=cross_mask))
+    x = self.norm2(x + self.self_attn(x, mask=self_mask))
+    return self.norm3(x + self.ffn(x))
+
+
+def _one_norm(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm1(x + self.cross_attn(x, memory, mask=cross_mask))
+    return self.norm1(x + self.ffn(x))
+
+
+def _via_library(self, x, memory, self_mask, cross_mask):
+    # DecoderLayer.forward on the same parts (its dropout is 0: an identity)
+    self.dropout, self.norm_first = nn.Identity(), False
+    return DecoderLayer.forward(self, x, memory, self_mask, cross_mask)
+
+
+def _with_sublayer(self, x, memory, self_mask, cross_mask):
+    def add_norm(norm, x, out):
+        return norm(x + out)
+    x = add_norm(self.norm1, x, self.self_attn(x, x, mask=self_mask))
+    x = add_norm(self.norm2, x, self.cross_attn(x_q=x, x_kv=memory, mask=cross_mask))
+    return add_norm(self.norm3, x, self.ffn(x))
+
+
+SIZES = dict(d_model=8, h=2, d_ff=16)
+
+
+def _decoder_inputs(gen):
+    ref = DecoderLayerReference(**SIZES)
+    state = {}
+    for name, p in ref.state_dict().items():
+        if name.startswith("norm") and name.endswith("weight"):
+            state[name] = 1 + 0.3 * torch.randn(p.shape, generator=gen)  # γ ≠ 1 so each norm is distinct
+        else:
+            state[name] = 0.5 * torch.randn(p.shape, generator=gen)
+    batch, n_tgt, n_src = 2, 4, 5
+    x = torch.randn(batch, n_tgt, SIZES["d_model"], generator=gen)
+    memory = torch.randn(batch, n_src, SIZES["d_model"], generator=gen)
+    self_mask = torch.ones(n_tgt, n_tgt, dtype=torch.bool).tril()  # causal
+    cross_mask = torch.tensor([[True] * n_src, [True] * 3 + [False] * (n_src - 3)])[:, None, None, :]
+    return state, x, memory, self_mask, cross_mask
+
+
+def _run_block(cls, args):
+    state, x, memory, self_mask, cross_mask = args
+    layer = cls(**SIZES)
+    layer.load_state_dict(state)
+    layer.eval()
+    return layer(x, memory, self_mask, cross_mask)
+
+
+DECODER_LAYER = Exercise(
+    name="decoder_layer",
+    reference=DecoderLayerReference,
+    make_inputs=_decoder_inputs,
+    run=_run_block,
+    mistakes=[
+        Mistake("that is the pre-norm arrangement x + Sublayer(LN(x)); this block is the 2017 post-norm "
+                "one: x = LN(x + Sublayer(x))", _block(_pre_norm)),
+        Mistake("the self-attention must be masked: pass mask=self_mask so position t cannot look at "
+                "later target tokens", _block(_no_causal)),
+        Mistake("cross-attention must take its keys and values from the encoder: "
+                "self.cross_attn(x, memory, mask=cross_mask)", _block(_no_memory)),
+        Mistake("pass mask=cross_mask to the cross-attention so padded source positions are ignored",
+                _block(_no_cross_mask)),
+        Mistake("the cross-attention sublayer lost its residual connection: norm2(x + cross_attn(...))",
+                _block(_no_cross_residual)),
+        Mistake("the order is masked self-attention first, then cross-attention, then the feed-forward",
+                _block(_cross_first)),
+        Mistake("each sublayer has its own LayerNorm: norm1, norm2, norm3 (they have different γ, β)",
+                _block(_one_norm)),
+    ],
+    alternatives=[_block(_via_library), _block(_with_sublayer)],
+    generic_hint="write three Add & Norm steps: x = norm1(x + self_attn(x, mask=self_mask)), then "
+                 "norm2 with cross_attn(x, memory, mask=cross_mask), then norm3 with ffn(x)",
+)
+
+
+def check_decoder_layer(cls):
+    """Check a learner's decoder block class (constructor (d_model, h, d_ff), forward(x,
+    memory, self_mask, cross_mask)); never raises."""
+    return DECODER_LAYER.check(cls)

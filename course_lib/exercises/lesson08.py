@@ -1,0 +1,246 @@
+"""Lesson 08 — teacher forcing, greedy decoding, one step of beam search.
+
+`shift_targets(seqs, bos_id, eos_id, pad_id)`: decoder input and labels for teacher forcing.
+`greedy_decode(model, src, bos_id, eos_id, max_len)`: translate by always taking the argmax.
+`beam_step(scores, log_probs, beam_size)`: keep the best beam_size extensions of all beams.
+
+Their outputs hold integer ids, so each exercise passes `run=` (the shared tests for
+float outputs — NaN, float64 — do not apply); tests/test_translation_exercises.py
+checks stubs, crashes and None for them instead.
+"""
+import torch
+
+from .framework import Exercise, Mistake
+
+__all__ = ["check_shift_targets", "check_greedy_decode", "check_beam_step"]
+
+
+def _call(fn, args):
+    return fn(*args)
+
+
+# --------------------------------------------------------------------------- teacher forcing
+
+
+def _pad(rows, pad_id, left=False):
+    n = max(len(r) for r in rows)
+    out = torch.full((len(rows), n), pad_id, dtype=torch.long)
+    for i, r in enumerate(rows):
+        if r:
+            if left:
+                out[i, n - len(r):] = torch.tensor(r)
+            else:
+                out[i, : len(r)] = torch.tensor(r)
+    return out
+
+
+def shift_targets_reference(seqs, bos_id, eos_id, pad_id):
+    """seqs: list of target id lists. Returns (tgt_in, labels), LongTensors (batch, longest + 1):
+    tgt_in = <bos> y1 … yn, labels = y1 … yn <eos>, both right-padded with pad_id."""
+    tgt_in = _pad([[bos_id] + list(s) for s in seqs], pad_id)
+    labels = _pad([list(s) + [eos_id] for s in seqs], pad_id)
+    return tgt_in, labels
+
+
+def _shift_inputs(gen):
+    specials = (torch.randperm(9, generator=gen)[:3] + 1).tolist()  # distinct, never 0
+    bos_id, eos_id, pad_id = specials
+    lengths = torch.randint(1, 7, (4,), generator=gen).tolist()
+    lengths[0] = 6  # at least one long and one short sequence, so padding is needed
+    lengths[1] = 2
+    seqs = [torch.randint(10, 30, (n,), generator=gen).tolist() for n in lengths]
+    return seqs, bos_id, eos_id, pad_id
+
+
+SHIFT_TARGETS = Exercise(
+    name="shift_targets",
+    reference=shift_targets_reference,
+    make_inputs=_shift_inputs,
+    run=_call,
+    output_names=("tgt_in", "labels"),
+    mistakes=[
+        Mistake("your labels equal the decoder input: the model would just learn to copy what it reads. "
+                "The labels are the input shifted one step left: y1 … yn <eos>",
+                lambda s, b, e, p: (shift_targets_reference(s, b, e, p)[0],) * 2),
+        Mistake("input and labels are swapped: the decoder *reads* <bos> y1 … yn and must *predict* "
+                "y1 … yn <eos>",
+                lambda s, b, e, p: shift_targets_reference(s, b, e, p)[::-1]),
+        Mistake("you padded with 0; pad with pad_id (the loss ignores exactly that id)",
+                lambda s, b, e, p: shift_targets_reference(s, b, e, 0)),
+        Mistake("you padded on the left; pad on the right, so position t of every row is the t-th "
+                "target token (the positional encodings count from the start)",
+                lambda s, b, e, p: (_pad([[b] + x for x in s], p, left=True),
+                                    _pad([x + [e] for x in s], p, left=True))),
+        Mistake("the labels are padded with <eos>; use pad_id, otherwise the loss trains the model to "
+                "predict <eos> again and again after the end",
+                lambda s, b, e, p: (shift_targets_reference(s, b, e, p)[0],
+                                    _pad([x + [e] * (max(map(len, s)) - len(x) + 1) for x in s], p))),
+    ],
+    alternatives=[
+        lambda s, b, e, p: (
+            torch.nn.utils.rnn.pad_sequence([torch.tensor([b] + x) for x in s], batch_first=True, padding_value=p),
+            torch.nn.utils.rnn.pad_sequence([torch.tensor(x + [e]) for x in s], batch_first=True, padding_value=p)),
+        # build the padded block once, then slice it: tgt_in = full[:, :-1], labels = full[:, 1:]
+        lambda s, b, e, p: (lambda full: (full[:, :-1].masked_fill(full[:, :-1] == e, p), full[:, 1:]))(
+            _pad([[b] + x + [e] for x in s], p)),
+    ],
+    generic_hint="for seqs=[[7, 8]] with bos=1, eos=2, pad=0 and a longer row in the batch, expect "
+                 "tgt_in=[1, 7, 8, 0 …] and labels=[7, 8, 2, 0 …]",
+)
+
+
+def check_shift_targets(fn):
+    """Check a learner's `shift_targets(seqs, bos_id, eos_id, pad_id)`; never raises."""
+    return SHIFT_TARGETS.check(fn)
+
+
+# --------------------------------------------------------------------------- greedy decoding
+
+
+def greedy_decode_reference(model, src, bos_id, eos_id, max_len):
+    """Exactly max_len steps of argmax decoding (no early stop). Returns (batch, max_len + 1) ids."""
+    src_mask = model.source_mask(src)
+    memory = model.encode(src, src_mask)  # encode the source once
+    ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+    for _ in range(max_len):
+        logits = model.decode(ys, memory, src_mask)  # (batch, t, vocab)
+        next_token = logits[:, -1].argmax(dim=-1)  # the newest position's prediction
+        ys = torch.cat([ys, next_token[:, None]], dim=1)
+    return ys
+
+
+def _greedy_inputs(gen):
+    from ..models import EncoderDecoder
+
+    model = EncoderDecoder(12, 12, d_model=16, h=2, d_ff=32, n_enc=1, n_dec=1, dropout=0.0, max_len=16, pad_id=0)
+    with torch.no_grad():  # seeded weights, zero biases: the predictions depend on the input
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                p.copy_(torch.randn(p.shape, generator=gen) / p.shape[-1] ** 0.5)
+            else:
+                p.fill_(1.0 if name.endswith("weight") else 0.0)  # LayerNorm γ = 1, all biases 0
+    model.eval()
+    src = torch.randint(3, 12, (4, 6), generator=gen)
+    src[1, 3:] = 0  # padding
+    src[2, 2:] = 0
+    return model, src, 1, 2, 6
+
+
+def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_encode=False):
+    def decode(model, src, bos_id, eos_id, max_len):
+        src_mask = None if no_mask else model.source_mask(src)
+        memory = model.encode(src, src_mask)
+        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+        for _ in range(max_len):
+            inp = torch.full_like(ys, bos_id) if no_feedback else ys
+            logits = model(src, inp) if re_encode else model.decode(inp, memory, src_mask)
+            pick = logits[:, 0] if first_position else logits[:, -1]
+            ys = torch.cat([ys, pick.argmax(-1)[:, None]], dim=1)
+        return ys
+    return decode
+
+
+def _greedy_preallocated(model, src, bos_id, eos_id, max_len):
+    ys = torch.full((src.shape[0], max_len + 1), bos_id, dtype=torch.long)
+    memory = model.encode(src)
+    for t in range(max_len):
+        ys[:, t + 1] = model.decode(ys[:, : t + 1], memory, model.source_mask(src))[:, t].argmax(-1)
+    return ys
+
+
+GREEDY_DECODE = Exercise(
+    name="greedy_decode",
+    reference=greedy_decode_reference,
+    make_inputs=_greedy_inputs,
+    run=_call,
+    output_names=("ids",),
+    mistakes=[
+        Mistake("you took the prediction of the first position (logits[:, 0]) every step; the next "
+                "token is predicted at the *last* position: logits[:, -1]",
+                _greedy_variant(first_position=True)),
+        Mistake("the decoder never saw its own predictions: feed back ys (everything generated so "
+                "far) at each step", _greedy_variant(no_feedback=True)),
+        Mistake("padded source positions are attended to: pass src_mask = model.source_mask(src) to "
+                "model.encode and model.decode", _greedy_variant(no_mask=True)),
+    ],
+    alternatives=[
+        _greedy_variant(re_encode=True),  # model(src, ys) re-encodes each step: slower, same ids
+        _greedy_preallocated,
+    ],
+    generic_hint="start from ys = <bos> (batch, 1); each step append logits[:, -1].argmax(-1) from "
+                 "model.decode(ys, memory, src_mask); return ys after max_len steps",
+)
+
+
+def check_greedy_decode(fn):
+    """Check a learner's `greedy_decode(model, src, bos_id, eos_id, max_len)`; never raises."""
+    return GREEDY_DECODE.check(fn)
+
+
+# --------------------------------------------------------------------------- beam search
+
+
+def beam_step_reference(scores, log_probs, beam_size):
+    """scores (batch, k), log_probs (batch, k, V) -> (new_scores, beam_idx, token_idx),
+    each (batch, beam_size): the best of all k·V candidates scores[b, i] + log_probs[b, i, v]."""
+    vocab = log_probs.shape[-1]
+    candidates = scores[..., None] + log_probs  # (batch, k, V)
+    new_scores, flat = candidates.flatten(1).topk(beam_size, dim=-1)  # over all k·V
+    return new_scores, flat // vocab, flat % vocab
+
+
+def _beam_inputs(gen):
+    batch, k, vocab = 2, 3, 7
+    scores = -torch.rand(batch, k, generator=gen) * 3
+    log_probs = torch.log_softmax(torch.randn(batch, k, vocab, generator=gen) * 2.5, dim=-1)
+    # make sure the best candidates do not all come from the best beam, and not one per beam
+    log_probs[:, 0, 0] = -0.05
+    log_probs[:, 0, 1] = -0.2
+    scores[:, 0] = 0.0
+    return scores, log_probs, k
+
+
+def _per_beam_best(scores, log_probs, beam_size):
+    best, token = (scores[..., None] + log_probs).max(dim=-1)  # one candidate per beam
+    new_scores, beam = best.topk(beam_size, dim=-1)
+    return new_scores, beam, token.gather(1, beam)
+
+
+BEAM_STEP = Exercise(
+    name="beam_step",
+    reference=beam_step_reference,
+    make_inputs=_beam_inputs,
+    run=_call,
+    output_names=("new_scores", "beam_idx", "token_idx"),
+    mistakes=[
+        Mistake("the beams' scores so far were not added: a candidate's score is scores[b, i] + "
+                "log_probs[b, i, v] (the log-probability of the whole prefix)",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
+                    *lp.flatten(1).topk(k, dim=-1))),
+        Mistake("log-probabilities add (log p·q = log p + log q); you multiplied them",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
+                    *(s[..., None] * lp).flatten(1).topk(k, dim=-1))),
+        Mistake("you kept only each beam's best token; beam search keeps the best beam_size of *all* "
+                "k·V candidates, so two survivors may extend the same beam", _per_beam_best),
+        Mistake("beam and token index are swapped: for a flat index f over (k, V), the beam is f // V "
+                "and the token is f % V",
+                lambda s, lp, k: (lambda sc, f: (sc, f % lp.shape[-1], f // lp.shape[-1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
+        Mistake("you kept the *lowest* scores; log-probabilities are ≤ 0 and the best is the largest "
+                "(topk keeps the largest by default)",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1, largest=False))),
+    ],
+    alternatives=[
+        lambda s, lp, k: (lambda srt, idx: (srt[:, :k], idx[:, :k] // lp.shape[-1], idx[:, :k] % lp.shape[-1]))(
+            *(s[..., None] + lp).reshape(s.shape[0], -1).sort(dim=-1, descending=True)),
+        lambda s, lp, k: __import__("course_lib.seq2seq_decoding", fromlist=["x"]).beam_step(s, lp, k),
+    ],
+    generic_hint="candidates = scores[..., None] + log_probs, flatten the last two axes, topk(beam_size); "
+                 "then beam = flat // V, token = flat % V",
+)
+
+
+def check_beam_step(fn):
+    """Check a learner's `beam_step(scores, log_probs, beam_size)`; never raises."""
+    return BEAM_STEP.check(fn)

@@ -1,0 +1,207 @@
+"""Figures for lesson 07: the encoder-decoder's shapes, and cross-attention maps."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+__all__ = ["trace_shapes", "encoder_decoder_diagram", "attention_heatmap"]
+
+
+def _check_size(name, value, lo=1):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    if value < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {name}={value}")
+
+
+@torch.no_grad()
+def trace_shapes(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
+                 n_layers=2):
+    """Run a random EncoderDecoder of these sizes step by step and record every shape.
+
+    Returns {name: shape tuple} for: src, tgt, src_embedded, src_in (with PE), memory,
+    tgt_embedded, tgt_in, decoder_out, logits, probs, self_weights, masked_weights,
+    cross_weights. Nothing is assumed: each shape is read off a real tensor.
+    """
+    for name, v in dict(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=d_ff,
+                        src_vocab=src_vocab, tgt_vocab=tgt_vocab, n_layers=n_layers).items():
+        _check_size(name, v)
+    if d_model % h:
+        raise ValueError(f"d_model={d_model} must be divisible by h={h} (each head gets d_model/h)")
+    from ..models import EncoderDecoder, collect_attention
+
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    model = EncoderDecoder(src_vocab, tgt_vocab, d_model, h, d_ff, n_layers, n_layers, dropout=0.0,
+                           max_len=max(n_src, n_tgt)).eval()
+    src = torch.randint(0, src_vocab, (batch, n_src), generator=g)
+    tgt = torch.randint(0, tgt_vocab, (batch, n_tgt), generator=g)
+    shapes = {"src": src.shape, "tgt": tgt.shape}
+    x = model.src_embed(src)
+    shapes["src_embedded"] = x.shape
+    x = model.pos(x)
+    shapes["src_in"] = x.shape
+    memory = model.encoder(x)
+    shapes["memory"] = memory.shape
+    y = model.tgt_embed(tgt)
+    shapes["tgt_embedded"] = y.shape
+    y = model.pos(y)
+    shapes["tgt_in"] = y.shape
+    from ..attention import causal_mask
+
+    out = model.decoder(y, memory, self_mask=causal_mask(n_tgt))
+    shapes["decoder_out"] = out.shape
+    logits = model.out(out)
+    shapes["logits"] = logits.shape
+    shapes["probs"] = logits.softmax(-1).shape
+    attn = collect_attention(model, src, tgt)
+    shapes["self_weights"] = attn["encoder"][0].shape
+    shapes["masked_weights"] = attn["decoder"][0].shape
+    shapes["cross_weights"] = attn["cross"][0].shape
+    return {k: tuple(v) for k, v in shapes.items()}
+
+
+def _fmt(shape, names):
+    return "(" + ", ".join(f"{n}={s}" if n else str(s) for n, s in zip(names, shape)) + ")"
+
+
+_ENC = "#dbe9f6"
+_DEC = "#fde2c8"
+_ATT = "#f6d5e5"
+_IO = "#eeeeee"
+
+
+def _box(ax, x, y, w, hgt, text, color, fontsize=8.5, bold=False):
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - hgt / 2), w, hgt, boxstyle="round,pad=0.02,rounding_size=0.08",
+                                fc=color, ec="#333333", lw=0.9))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, weight="bold" if bold else "normal")
+
+
+def _arrow(ax, a, b, color="#333333", rad=0.0):
+    ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=10, color=color, lw=1.0,
+                                 connectionstyle=f"arc3,rad={rad}", shrinkA=0, shrinkB=0))
+
+
+def _column(ax, x, w, boxes, gap=0.42, y=0.3):
+    """Stack boxes bottom-up: each (text, height, color, bold, arrow_label or None).
+    An arrow joins consecutive boxes, labelled with the shape it carries.
+    Returns {index: (x, y_centre, height)} of the boxes.
+    """
+    placed = {}
+    for i, (text, hgt, color, bold, shape_label) in enumerate(boxes):
+        if i:
+            _arrow(ax, (x, y), (x, y + gap))
+            if shape_label:
+                ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=7.5, color="#1f4e79", va="center",
+                        family="monospace", bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.85))
+            y += gap
+        _box(ax, x, y + hgt / 2, w, hgt, text, color, bold=bold)
+        placed[i] = (x, y + hgt / 2, hgt)
+        y += hgt
+    return placed
+
+
+def _frame(ax, placed, first, last, w, color, title, side):
+    x, y0, h0 = placed[first]
+    _, y1, h1 = placed[last]
+    bottom, top = y0 - h0 / 2 - 0.15, y1 + h1 / 2 + 0.15
+    ax.add_patch(FancyBboxPatch((x - w / 2 - 0.15, bottom), w + 0.3, top - bottom, boxstyle="round,pad=0.02",
+                                fc="none", ec=color, lw=1.2, ls="--"))
+    side = -1 if side == "left" else 1
+    ax.text(x + side * (w / 2 + 0.35), (bottom + top) / 2, title, fontsize=9.5, color=color, weight="bold",
+            rotation=90, ha="center", va="center")
+
+
+def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
+                            n_layers=2):
+    """The encoder-decoder as boxes and arrows, each arrow labelled with the shape of
+    the tensor it carries — shapes read off a real forward pass (`trace_shapes`).
+
+    Returns the Figure.
+    """
+    s = trace_shapes(batch, n_src, n_tgt, d_model, h, d_ff, src_vocab, tgt_vocab, n_layers)
+    B, S, T, D = "batch", "n_src", "n_tgt", "d_model"
+    fig, ax = plt.subplots(figsize=(10, 8.6))
+    ax.set_xlim(0, 11)
+    ax.set_ylim(0, 10.8)
+    ax.axis("off")
+    w = 3.3
+    ex, dx = 2.5, 7.9  # encoder / decoder column centres
+
+    enc = _column(ax, ex, w, [
+        (f"source ids (English)\n{_fmt(s['src'], (B, S))}", 0.55, _IO, False, None),
+        ("embedding: row lookup E_src[id] · √d_model\n(= one-hot(id) @ E_src)", 0.55, _ENC, False, None),
+        ("+ positional encoding", 0.4, _ENC, False, _fmt(s["src_embedded"], (B, S, D))),
+        (f"self-attention: Q, K, V from the source\nweights {_fmt(s['self_weights'], (B, 'h', S, S))}",
+         0.55, _ATT, False, _fmt(s["src_in"], (B, S, D))),
+        ("Add & Norm", 0.36, _ENC, False, None),
+        (f"feed-forward (d_ff={d_ff})", 0.4, _ENC, False, None),
+        ("Add & Norm", 0.36, _ENC, False, None),
+        (f"memory (encoder output)\n{_fmt(s['memory'], (B, S, D))}", 0.55, _ENC, True, None),
+    ])
+    _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {n_layers}", "left")
+
+    dec = _column(ax, dx, w, [
+        (f"target ids, shifted right (German)\n{_fmt(s['tgt'], (B, T))}", 0.55, _IO, False, None),
+        ("embedding: row lookup E_tgt[id] · √d_model", 0.45, _DEC, False, None),
+        ("+ positional encoding", 0.4, _DEC, False, _fmt(s["tgt_embedded"], (B, T, D))),
+        (f"masked self-attention (causal)\nweights {_fmt(s['masked_weights'], (B, 'h', T, T))}",
+         0.55, _ATT, False, _fmt(s["tgt_in"], (B, T, D))),
+        ("Add & Norm", 0.36, _DEC, False, None),
+        (f"cross-attention: Q from the decoder,\nK and V from memory\n"
+         f"weights {_fmt(s['cross_weights'], (B, 'h', T, S))}", 0.75, _ATT, True, None),
+        ("Add & Norm", 0.36, _DEC, False, None),
+        (f"feed-forward (d_ff={d_ff})", 0.4, _DEC, False, None),
+        ("Add & Norm", 0.36, _DEC, False, None),
+        (f"linear d_model → V (target vocabulary)\nlogits {_fmt(s['logits'], (B, T, 'V'))}", 0.55, _DEC,
+         False, _fmt(s["decoder_out"], (B, T, D))),
+        (f"softmax over the vocabulary\n{_fmt(s['probs'], (B, T, 'V'))}", 0.55, _IO, True, None),
+    ])
+    _frame(ax, dec, 3, 8, w, "#a0522d", f"decoder layer × {n_layers}", "right")
+
+    # memory -> every decoder layer's cross-attention (keys and values)
+    _, my, mh = enc[7]
+    _, cy, _ = dec[5]
+    _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
+    ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
+    ax.text(0.05, 10.55, f"batch={batch}, n_src={n_src}, n_tgt={n_tgt}, d_model={d_model}, h={h} "
+                        f"(d_k={d_model // h}), V = tgt_vocab = {tgt_vocab}", fontsize=10.5, weight="bold")
+    ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes",
+            fontsize=8.5, color="#555555")
+    fig.tight_layout()
+    return fig
+
+
+def attention_heatmap(weights, query_labels, key_labels, title="attention weights", ax=None,
+                      xlabel="keys", ylabel="queries", annotate=True):
+    """Heatmap of one attention matrix (n_q, n_k); rows are queries, columns keys.
+
+    weights: tensor or array (n_q, n_k). Labels must match its shape. Returns the Figure.
+    """
+    w = torch.as_tensor(weights).detach().float()
+    if w.dim() != 2:
+        raise ValueError(f"weights must be 2-D (n_q, n_k), got shape {tuple(w.shape)}")
+    if len(query_labels) != w.shape[0]:
+        raise ValueError(f"query_labels has {len(query_labels)} labels for {w.shape[0]} rows")
+    if len(key_labels) != w.shape[1]:
+        raise ValueError(f"key_labels has {len(key_labels)} labels for {w.shape[1]} columns")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(0.55 * w.shape[1] + 2.2, 0.42 * w.shape[0] + 1.4))
+    else:
+        fig = ax.figure
+    ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(w.shape[1]), key_labels, rotation=45, ha="right", fontsize=9)
+    ax.set_yticks(range(w.shape[0]), query_labels, fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if annotate and w.numel() <= 200:
+        for i in range(w.shape[0]):
+            for j in range(w.shape[1]):
+                v = float(w[i, j])
+                if v >= 0.05:
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                            color="white" if v > 0.6 else "black")
+    fig.tight_layout()
+    return fig

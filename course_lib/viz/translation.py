@@ -1,0 +1,221 @@
+"""Figures for lesson 08: training curves, label smoothing, the schedule, and what the
+trained translator attends to."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from .encoder_decoder import attention_heatmap
+
+__all__ = [
+    "label_smoothing_bars",
+    "warmup_schedule_plot",
+    "loss_curve",
+    "cross_attention_grid",
+    "translation_figure",
+    "accuracy_by_length",
+]
+
+
+def _check_prob(name, p):
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0 <= p < 1:
+        raise ValueError(f"{name} must be a number in [0, 1), got {p!r}")
+
+
+def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
+    """The training target for one position: one-hot vs label-smoothed.
+
+    Left: the two target distributions over the first `shown` tokens. Right: the
+    lowest loss a perfect model can reach, H(q) = −Σ q log q, against ε.
+    Returns the Figure.
+    """
+    from ..translation import smoothed_targets
+
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
+        raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
+    _check_prob("smoothing", smoothing)
+    if not 0 <= right < vocab_size:
+        raise ValueError(f"right must be a token id in [0, {vocab_size}), got {right}")
+    shown = min(shown, vocab_size)
+    label = torch.tensor(right)
+    q = smoothed_targets(label, vocab_size, smoothing)
+    one_hot = smoothed_targets(label, vocab_size, 0.0)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1.6, 1]})
+    x = np.arange(shown)
+    a.bar(x - 0.2, one_hot[:shown].numpy(), 0.4, label="one-hot (ε = 0)", color="#bbbbbb")
+    a.bar(x + 0.2, q[:shown].numpy(), 0.4, label=f"smoothed (ε = {smoothing:g})", color="tab:blue")
+    a.set_xticks(x, [str(i) for i in x])
+    a.set(xlabel=f"token id (first {shown} of V = {vocab_size})", ylabel="target probability q(v)",
+          ylim=(0, 1.08), title=f"target for a position whose right token is {right}")
+    a.text(right + 0.25, float(q[right]) + 0.02, f"{float(q[right]):.3f}", fontsize=8)
+    a.legend(fontsize=8, loc="upper right")
+    eps = np.linspace(0, 0.5, 101)
+    floor = [_entropy(smoothed_targets(label, vocab_size, float(e))) for e in eps]
+    b.plot(eps, floor, color="tab:blue")
+    b.axvline(smoothing, color="tab:red", ls=":")
+    here = _entropy(q)
+    b.plot([smoothing], [here], "o", color="tab:red")
+    b.text(smoothing + 0.01, here, f" {here:.3f}", va="top", fontsize=8, color="tab:red")
+    b.set(xlabel="smoothing ε", ylabel="loss floor H(q) (nats)", title="lowest reachable loss")
+    fig.tight_layout()
+    return fig
+
+
+def _entropy(q):
+    q = q[q > 0]
+    return float(-(q * q.log()).sum())
+
+
+def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
+    """Learning rate per step: linear warm-up, then cosine decay to 0. Returns the Figure."""
+    from ..translation import warmup_schedule
+
+    for name, v in (("warmup", warmup), ("total", total)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    if warmup >= total:
+        raise ValueError(f"warmup ({warmup}) must be smaller than total ({total})")
+    if not peak_lr > 0:
+        raise ValueError(f"peak_lr must be > 0, got {peak_lr}")
+    steps = np.arange(total)
+    lr = np.array([peak_lr * warmup_schedule(int(s), warmup, total) for s in steps])
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    ax.plot(steps, lr, color="tab:purple")
+    ax.axvspan(0, warmup, color="tab:orange", alpha=0.15, label=f"warm-up ({warmup} steps)")
+    ax.set(xlabel="training step", ylabel="learning rate", title="learning-rate schedule", xlim=(0, total))
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _smooth(y, k):
+    if k <= 1 or len(y) < k:
+        return np.asarray(y, dtype=float)
+    kernel = np.ones(k) / k
+    head = [np.mean(y[: i + 1]) for i in range(k - 1)]
+    return np.concatenate([head, np.convolve(y, kernel, mode="valid")])
+
+
+def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
+    """Training loss per step (raw, and a running mean over `smooth` steps).
+
+    history: {"step": [...], "loss": [...]} (a TrainState's history).
+    resumed_at: step where training was resumed from a checkpoint (a vertical line).
+    floor: the label-smoothing loss floor (a horizontal line). Returns the Figure.
+    """
+    if not isinstance(history, dict) or "loss" not in history or "step" not in history:
+        raise ValueError("history must be a dict with 'step' and 'loss' lists")
+    steps, loss = np.asarray(history["step"]), np.asarray(history["loss"], dtype=float)
+    if len(steps) != len(loss) or len(loss) == 0:
+        raise ValueError("history['step'] and history['loss'] must be non-empty and of equal length")
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    ax.plot(steps, loss, color="tab:blue", alpha=0.3, lw=0.8, label="loss per step")
+    ax.plot(steps, _smooth(loss, smooth), color="tab:blue", lw=1.8, label=f"running mean ({smooth} steps)")
+    if resumed_at is not None:
+        ax.axvline(resumed_at, color="tab:green", ls="--", label=f"resumed from checkpoint (step {resumed_at})")
+    if floor is not None:
+        ax.axhline(floor, color="tab:red", ls=":", label=f"label-smoothing floor {floor:.3f}")
+    if log:
+        ax.set_yscale("log")
+    ax.set(xlabel="training step", ylabel="cross-entropy (nats)", title="training loss")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _labels_check(cross, src_tokens, out_tokens):
+    if not cross:
+        raise ValueError("cross must be a non-empty list of per-layer weights (h, n_tgt, n_src)")
+    for i, w in enumerate(cross):
+        if w.dim() != 3:
+            raise ValueError(f"cross[{i}] must be (h, n_tgt, n_src), got shape {tuple(w.shape)}")
+        if w.shape[1:] != (len(out_tokens), len(src_tokens)):
+            raise ValueError(f"cross[{i}] has shape {tuple(w.shape)} but there are {len(out_tokens)} "
+                             f"output and {len(src_tokens)} source tokens")
+
+
+def cross_attention_grid(cross, src_tokens, out_tokens, title=None):
+    """One heatmap per (layer, head), plus each layer's mean over heads.
+
+    cross: list over layers of (h, n_tgt, n_src) tensors. Row i is the query of the
+    decoder position that *predicts* out_tokens[i]. Returns the Figure.
+    """
+    _labels_check(cross, src_tokens, out_tokens)
+    n_layers, h = len(cross), cross[0].shape[0]
+    fig, axes = plt.subplots(n_layers, h + 1, figsize=(2.1 * (h + 1) + 1.2, 2.0 * n_layers + 1.2),
+                             squeeze=False)
+    for layer, w in enumerate(cross):
+        for j in range(h + 1):
+            ax = axes[layer, j]
+            m = w.mean(0) if j == h else w[j]
+            ax.imshow(m.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+            ax.set_xticks(range(len(src_tokens)), src_tokens if layer == n_layers - 1 else [""] * len(src_tokens),
+                          rotation=90, fontsize=7)
+            ax.set_yticks(range(len(out_tokens)), out_tokens if j == 0 else [""] * len(out_tokens), fontsize=7)
+            ax.set_title(f"layer {layer} · " + ("mean" if j == h else f"head {j}"), fontsize=8)
+    fig.suptitle(title or "cross-attention: rows = German piece being predicted, columns = English words",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
+    """Translate `text` and show its cross-attention: layer/head -1 = mean over them.
+
+    Raises ValueError (with a message for the learner) for unknown words or numbers
+    out of range. Returns the Figure.
+    """
+    from ..translation import translate
+
+    result = translate(model, data, text)
+    cross = result["cross"]
+    if not -1 <= layer < len(cross):
+        raise ValueError(f"layer must be -1 (mean) or 0 … {len(cross) - 1}, got {layer}")
+    h = cross[0].shape[0]
+    if not -1 <= head < h:
+        raise ValueError(f"head must be -1 (mean) or 0 … {h - 1}, got {head}")
+    w = torch.stack(cross) if layer == -1 else cross[layer][None]  # (layers, h, n_tgt, n_src)
+    w = w.mean(1) if head == -1 else w[:, head]
+    w = w.mean(0)
+    out_tokens = result["pieces"] + ["<eos>"]
+    where = ("mean over layers" if layer == -1 else f"layer {layer}") + ", " + \
+        ("mean over heads" if head == -1 else f"head {head}")
+    fig = attention_heatmap(w, out_tokens, result["source"], xlabel="English words (keys, values)",
+                            ylabel="German piece being predicted",
+                            title=f"{' '.join(result['source'])}\n→ {result['german']}   ({where})")
+    fig.set_size_inches(max(4.5, 0.6 * len(result["source"]) + 2.5), max(3.2, 0.38 * len(out_tokens) + 1.8))
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_by_length(results, title="exact match by number of digits"):
+    """Grouped bars: exact-match accuracy per digit count, one group per model.
+
+    results: {name: (numbers, correct)} with numbers and correct (bool) arrays.
+    Returns the Figure.
+    """
+    if not isinstance(results, dict) or not results:
+        raise ValueError("results must be a non-empty dict {name: (numbers, correct)}")
+    fig, ax = plt.subplots(figsize=(7, 3))
+    width = 0.8 / len(results)
+    lengths, all_acc = None, []
+    for k, (name, (numbers, correct)) in enumerate(results.items()):
+        numbers, correct = np.asarray(numbers), np.asarray(correct, dtype=bool)
+        if numbers.shape != correct.shape:
+            raise ValueError(f"results[{name!r}]: numbers and correct must have the same length")
+        digits = np.array([len(str(int(n))) for n in numbers])
+        lengths = sorted(set(digits))
+        acc = [correct[digits == d].mean() for d in lengths]
+        all_acc += acc
+        bars = ax.bar(np.arange(len(lengths)) + (k - (len(results) - 1) / 2) * width, acc, width, label=name)
+        for b, a in zip(bars, acc):
+            ax.text(b.get_x() + b.get_width() / 2, a + 0.005, f"{a:.1%}", ha="center", fontsize=7, rotation=90)
+    ax.set_xticks(range(len(lengths)), [f"{d} digits" for d in lengths])
+    low = min(min(all_acc) - 0.05, 0.9)
+    ax.set(ylim=(max(0.0, math.floor(low * 10) / 10), 1.08), ylabel="exact match", title=title)
+    ax.legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,35 @@
+"""Widget for lesson 07: change the sizes, watch every shape in the encoder-decoder follow."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ..viz.encoder_decoder import encoder_decoder_diagram
+from ._wiring import show_figure
+
+__all__ = ["shapes_explorer"]
+
+
+def shapes_explorer():
+    """Sliders on batch, n_src, n_tgt, d_model, h and the target vocabulary size.
+
+    Each change runs a fresh model of those sizes and redraws the diagram with the
+    shapes it produced. Returns the widget (`.draw.last_figure` for tests).
+    """
+    draw = show_figure(encoder_decoder_diagram)
+
+    def update(batch, n_src, n_tgt, d_model, h, tgt_vocab):
+        draw(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=4 * d_model,
+             tgt_vocab=tgt_vocab, n_layers=2)
+
+    style = {"description_width": "initial"}
+    widget = W.interactive(
+        update,
+        batch=W.IntSlider(value=2, min=1, max=8, description="batch", style=style),
+        n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", style=style),
+        n_tgt=W.IntSlider(value=4, min=1, max=12, description="n_tgt (target length)", style=style),
+        d_model=W.IntSlider(value=16, min=8, max=64, step=8, description="d_model", style=style),
+        h=W.Dropdown(options=[1, 2, 4, 8], value=4, description="heads h"),
+        tgt_vocab=W.IntSlider(value=40, min=10, max=100, step=10, description="target vocabulary V", style=style),
+    )
+    widget.draw = draw
+    return widget
