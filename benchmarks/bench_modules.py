@@ -1,14 +1,16 @@
 """Forward+backward time of our modules vs PyTorch's own, measured in the same run.
 
     python benchmarks/bench_modules.py              # 1 thread, both sizes
-    python benchmarks/bench_modules.py --threads 2 --repeats 40
+    python benchmarks/bench_modules.py --threads 2 --repeats 20
 
 Compares, with copied weights and dropout 0 (train mode, so PyTorch takes its
 regular autograd path, not the inference-only fast path):
-  - MultiHeadAttention (self-attention)  vs nn.MultiheadAttention(batch_first=True)
-  - Encoder + Decoder (EncoderDecoder's core) vs nn.Transformer(batch_first=True)
+  - MultiHeadAttention (self-attention, no mask) vs nn.MultiheadAttention(batch_first=True)
+  - Encoder + Decoder (EncoderDecoder's core: 2+2 layers, d_ff = 4·d_model, causal
+    target mask) vs nn.Transformer(batch_first=True)
 Timings are interleaved (ours, theirs, ours, theirs …) after a warm-up, so a busy
-machine slows both alike; the ratio is median(ours) / median(theirs). Goal: ≤ 1.10.
+machine slows both alike; the table shows each side's median time and the median of
+the per-pair ratios ours / theirs. Goal: ratio ≤ 1.10.
 """
 
 import argparse
@@ -29,32 +31,40 @@ SIZES = [  # (batch, n, d_model, h, d_ff)
 ]
 
 
-def time_pair(ours_step, theirs_step, repeats, warmup=3):
-    """Median seconds of each step, alternating the two so load affects both equally."""
+def time_pair(ours_step, theirs_step, repeats, min_seconds=5.0, warmup=2):
+    """Time the two steps alternately (ours, theirs, theirs, ours, ours, theirs …).
+
+    Runs at least `repeats` pairs, and more for fast steps until `min_seconds` have
+    passed. Returns (median ours, median theirs, median of the per-pair ratios, pairs):
+    each ratio compares two runs made back to back, so load that comes and goes on a
+    busy machine hits both sides of a pair alike.
+    """
     for _ in range(warmup):
         ours_step()
         theirs_step()
     ours, theirs = [], []
-    for _ in range(repeats):
-        for step, times in ((ours_step, ours), (theirs_step, theirs)):
+    begin = time.perf_counter()
+    pair = [(ours_step, ours), (theirs_step, theirs)]
+    while len(ours) < repeats or time.perf_counter() - begin < min_seconds:
+        pair.reverse()  # who goes first alternates too
+        for step, times in pair:
             start = time.perf_counter()
             step()
             times.append(time.perf_counter() - start)
-    return statistics.median(ours), statistics.median(theirs)
+    ratio = statistics.median(a / b for a, b in zip(ours, theirs))
+    return statistics.median(ours), statistics.median(theirs), ratio, len(ours)
 
 
 def mha_steps(batch, n, d_model, h):
     theirs = nn.MultiheadAttention(d_model, h, batch_first=True)
     ours = copy_from_torch(MultiHeadAttention(d_model, h), theirs)
     x = torch.randn(batch, n, d_model, requires_grad=True)
-    mask = causal_mask(n)
-    torch_mask = to_torch_mask(mask)
 
-    def ours_step():
-        ours(x, mask=mask).sum().backward()
+    def ours_step():  # self-attention, no mask: the module itself, nothing else
+        ours(x).sum().backward()
 
     def theirs_step():
-        theirs(x, x, x, attn_mask=torch_mask, need_weights=False)[0].sum().backward()
+        theirs(x, x, x, need_weights=False)[0].sum().backward()
 
     return ours_step, theirs_step
 
@@ -71,7 +81,7 @@ def transformer_steps(batch, n, d_model, h, d_ff, layers=2):
     def ours_step():
         decoder(tgt, encoder(src), self_mask=mask).sum().backward()
 
-    def theirs_step():
+    def theirs_step():  # tgt_is_causal lets PyTorch use its causal SDPA kernel: its best path
         theirs(src, tgt, tgt_mask=torch_mask, tgt_is_causal=True).sum().backward()
 
     return ours_step, theirs_step
@@ -80,22 +90,23 @@ def transformer_steps(batch, n, d_model, h, d_ff, layers=2):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steady timings on a busy machine)")
-    parser.add_argument("--repeats", type=int, default=30, help="timed runs per module (median is reported)")
+    parser.add_argument("--repeats", type=int, default=10, help="timed runs per module (median is reported)")
+    parser.add_argument("--min-seconds", type=float, default=10.0, help="keep alternating fast steps at least this long")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.repeats} interleaved repeats, forward+backward\n")
-    print(f"{'module':<34}{'batch':>6}{'n':>5}{'d':>5}{'h':>3}{'ours ms':>10}{'torch ms':>10}{'ratio':>7}")
+    print(f"torch {torch.__version__}, {args.threads} thread(s), forward+backward, median of interleaved runs\n")
+    print(f"{'module':<34}{'batch':>6}{'n':>5}{'d':>5}{'h':>3}{'runs':>6}{'ours ms':>10}{'torch ms':>10}{'ratio':>7}")
     for batch, n, d_model, h, d_ff in SIZES:
         rows = [
             ("MultiHeadAttention / nn.MHA", mha_steps(batch, n, d_model, h)),
             ("Encoder+Decoder / nn.Transformer", transformer_steps(batch, n, d_model, h, d_ff)),
         ]
         for name, (ours_step, theirs_step) in rows:
-            ours, theirs = time_pair(ours_step, theirs_step, args.repeats)
-            ratio = ours / theirs
+            ours, theirs, ratio, runs = time_pair(ours_step, theirs_step, args.repeats, args.min_seconds)
             flag = "" if ratio <= 1.10 else "  > 1.10"
-            print(f"{name:<34}{batch:>6}{n:>5}{d_model:>5}{h:>3}{ours * 1e3:>10.1f}{theirs * 1e3:>10.1f}{ratio:>7.2f}{flag}")
+            print(f"{name:<34}{batch:>6}{n:>5}{d_model:>5}{h:>3}{runs:>6}{ours * 1e3:>10.1f}{theirs * 1e3:>10.1f}"
+                  f"{ratio:>7.2f}{flag}", flush=True)
 
 
 if __name__ == "__main__":

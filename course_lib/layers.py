@@ -155,25 +155,31 @@ class LayerNorm(nn.Module):
     var is the biased variance (divide by d_model), as in nn.LayerNorm; γ and β are
     named `weight` and `bias` so the state_dict matches nn.LayerNorm's.
     x: (..., d_model) -> (..., d_model).
+
+    fused=False runs the formula step by step, as written below. fused=True (default)
+    runs the same formula in PyTorch's one-kernel F.layer_norm: the step-by-step version
+    makes ~6 passes over x forward and ~15 backward, which made a whole Transformer
+    about 10 % slower on CPU. Tests prove the two paths equal.
     """
 
-    def __init__(self, d_model, eps=1e-5):
+    def __init__(self, d_model, eps=1e-5, fused=True):
         super().__init__()
         check_positive_int("d_model", d_model)
-        self.d_model, self.eps = d_model, eps
+        self.d_model, self.eps, self.fused = d_model, eps, fused
         self.weight = nn.Parameter(torch.ones(d_model))  # γ
         self.bias = nn.Parameter(torch.zeros(d_model))  # β
 
     def forward(self, x):
         check_float("x", x)
         check_last_dim("x", x, self.d_model)
-        centered = x - x.mean(dim=-1, keepdim=True)
-        var = centered.pow(2).mean(dim=-1, keepdim=True)  # biased: divide by d_model
-        z = centered * torch.rsqrt(var + self.eps)  # rsqrt(a) = 1/√a, one kernel
-        return z * self.weight + self.bias
+        if self.fused:
+            return F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased: divide by d_model
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
 
     def extra_repr(self):
-        return f"d_model={self.d_model}, eps={self.eps}"
+        return f"d_model={self.d_model}, eps={self.eps}, fused={self.fused}"
 
 
 class EncoderLayer(nn.Module):

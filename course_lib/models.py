@@ -109,15 +109,20 @@ class EncoderDecoder(nn.Module):
         logits = W_out · Decoder(PE + √d·E_tgt[tgt], memory)
 
     src: (batch, n_src), tgt: (batch, n_tgt) integer ids -> logits (batch, n_tgt, tgt_vocab).
-    With pad_id set, padding masks are built from the tokens; the decoder's causal mask
-    is always applied. Explicit masks (True = may attend) replace the padding masks:
-    src_mask broadcastable to (batch, h, n_q, n_src), tgt_mask to (batch, h, n_tgt, n_tgt).
+    With pad_id set (the same id in both vocabularies), padding masks are built from
+    the tokens; the decoder's causal mask is always applied. Explicit masks (True = may
+    attend) replace the padding masks: src_mask broadcastable to (batch, h, n_q, n_src),
+    tgt_mask to (batch, h, n_tgt, n_tgt).
+    final_norm: a LayerNorm after each stack; None = only when norm_first (pass True
+    to match nn.Transformer, which always has one).
     """
 
     def __init__(self, src_vocab, tgt_vocab, d_model=512, h=8, d_ff=2048, n_enc=6, n_dec=6,
                  dropout=0.1, norm_first=False, max_len=512, pad_id=None, final_norm=None):
         super().__init__()
         check_probability("dropout", dropout)
+        if pad_id is not None and (isinstance(pad_id, bool) or not isinstance(pad_id, int)):
+            raise TypeError(f"pad_id must be an int or None, got {type(pad_id).__name__}")
         self.pad_id = pad_id
         self.src_embed = TokenEmbedding(src_vocab, d_model)
         self.tgt_embed = TokenEmbedding(tgt_vocab, d_model)

@@ -85,6 +85,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model, max_len=5000, base=10000.0):
         super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("max_len", max_len)
         self.d_model, self.max_len = d_model, max_len
         # A buffer follows .to(device) but is not a parameter; not saved in checkpoints
         # (persistent=False) because it is recomputed exactly from d_model and base.

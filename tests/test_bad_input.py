@@ -89,6 +89,8 @@ CASES = {
     "positions": (lambda: DecoderOnlyLM(10, positions="rotary"), ValueError, r"positions must be one of"),
     "h_zero": (lambda: MultiHeadAttention(8, 0), ValueError, r"h must be positive, got h=0"),
     "h_float": (lambda: MultiHeadAttention(8, 2.0), TypeError, r"h must be an int, got float"),
+    "pe_max_len": (lambda: SinusoidalPositionalEncoding(8, max_len=0), ValueError, r"max_len must be positive, got max_len=0"),
+    "pad_id": (lambda: EncoderDecoder(5, 5, 8, 2, 16, 1, 1, pad_id="0"), TypeError, r"pad_id must be an int or None, got str"),
     "table_len": (lambda: sinusoidal_table(0, 8), ValueError, r"length must be positive, got length=0"),
     "base": (lambda: sinusoidal_table(10, 8, base=1.0), ValueError, r"base must be > 1, got base=1.0"),
     "shift_odd": (lambda: shift_matrix(1, 7), ValueError, r"d_model=7 must be even"),

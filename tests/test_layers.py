@@ -127,24 +127,34 @@ def test_mha_equals_a_loop_over_heads():
     close(mha(x), mha.w_o(torch.cat(heads, dim=-1)))
 
 
-def test_layer_norm_equals_torch():
+@pytest.mark.parametrize("fused", [False, True])
+def test_layer_norm_equals_torch(fused):
     torch.manual_seed(3)
-    ours, theirs = LayerNorm(D), nn.LayerNorm(D)
+    ours, theirs = LayerNorm(D, fused=fused), nn.LayerNorm(D)
     assert ours.state_dict().keys() == theirs.state_dict().keys()
     with torch.no_grad():
         theirs.weight.normal_(), theirs.bias.normal_()
     ours.load_state_dict(theirs.state_dict())
-    x = torch.randn(3, 5, D) * 4 + 2
+    x = (torch.randn(3, 5, D) * 4 + 2).requires_grad_()
     out = ours(x)
     close(out, theirs(x))
-    out.pow(3).sum().backward()
-    theirs(x).pow(3).sum().backward()
-    torch.testing.assert_close(ours.weight.grad, theirs.weight.grad, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(ours.bias.grad, theirs.bias.grad, atol=1e-5, rtol=1e-5)
+    grads = torch.autograd.grad(out.pow(3).sum(), (x, ours.weight, ours.bias))
+    ref = torch.autograd.grad(theirs(x).pow(3).sum(), (x, theirs.weight, theirs.bias))
+    for a, b in zip(grads, ref):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_layer_norm_step_by_step_equals_fused():
+    by_hand, fused = LayerNorm(D, fused=False), LayerNorm(D)
+    with torch.no_grad():
+        by_hand.weight.normal_(), by_hand.bias.normal_()
+    fused.load_state_dict(by_hand.state_dict())
+    x = torch.randn(2, 7, D) * 3
+    close(by_hand(x), fused(x))
 
 
 def test_layer_norm_is_a_z_score_per_position():
-    z = LayerNorm(D)(torch.randn(4, D) * 10 + 3)
+    z = LayerNorm(D, fused=False)(torch.randn(4, D) * 10 + 3)
     close(z.mean(-1), torch.zeros(4))
     close(z.var(-1, unbiased=False), torch.ones(4), atol=1e-4)  # eps shrinks it a little
 

@@ -30,6 +30,7 @@ def _batch():
     return src, tgt
 
 
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")  # nn.Transformer's own, harmless
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_decoder_equals_nn_transformer(norm_first):
     """Same logits and the same gradient for every weight of the transformer core."""
