@@ -1,0 +1,37 @@
+"""Widgets for lesson 04: pick a layer, a head and an example; see where that head looks."""
+from __future__ import annotations
+
+import ipywidgets as W
+from ..toy_tasks import attention_by_layer, relation_masks, token_labels
+from ..viz.heads import attention_map
+from ._wiring import show_figure
+
+__all__ = ["head_explorer"]
+
+
+def head_explorer(model, tokens):
+    """Sliders for layer, head and example over a trained bindings model.
+
+    tokens: (examples, n) token ids of the bindings task. Attention is computed once
+    here; moving a slider only redraws. Rings mark the previous token, squares the
+    binding of the query's letter. Returns the widget (`.draw.last_figure` for tests).
+    """
+    weights = attention_by_layer(model, tokens)
+    prev, match = relation_masks(tokens)
+    n_layers, h = len(weights), weights[0].shape[1]
+    draw = show_figure(attention_map)
+
+    def update(example, layer, head):
+        draw(weights=weights[layer][example, head], labels=token_labels(tokens[example]),
+             title=f"layer {layer}, head {head} (example {example})",
+             marks={"previous token": prev[example], "binding of the same letter": match[example]})
+
+    style = {"description_width": "initial"}
+    widget = W.interactive(
+        update,
+        example=W.IntSlider(value=0, min=0, max=len(tokens) - 1, description="example", style=style),
+        layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style),
+        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style),
+    )
+    widget.draw = draw
+    return widget
