@@ -103,6 +103,7 @@ class MultiHeadAttention(nn.Module):
         else:
             # Fast path: the same softmax(q kᵀ/√d_k) v in one fused kernel that never
             # stores the (n_q, n_k) weights. Same mask polarity; fully masked rows give 0.
+            # (With dropout in training the two paths draw different random masks.)
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
         out = self.w_o(self.merge_heads(out))  # (batch, n_q, d_model)
         return (out, weights) if need_weights else out
