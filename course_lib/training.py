@@ -133,7 +133,7 @@ def train(model, get_batch, optimizer, steps, loss_fn=lm_loss, eval_batch=None, 
             batch = get_batch(step)
             loss = loss_fn(model, batch)
             if not torch.isfinite(loss):
-                raise FloatingPointError(f"the loss became {float(loss)} at step {step}; "
+                raise FloatingPointError(f"the loss became {loss.item()} at step {step}; "
                                          "try a smaller learning rate or gradient clipping")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

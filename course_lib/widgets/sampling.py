@@ -27,7 +27,7 @@ def _draw_sample(model, vocab, prompt, temperature, top_k, length, seed):
     return sample_panel(prompt, text, probs, vocab.itos, temperature, k)
 
 
-def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=200):
+def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=160):
     """Sliders for temperature, top-k, length and seed, and a text box for the prompt.
 
     model: a decoder-only LM (tokens (1, n) -> logits (1, n, vocab)); vocab: a
