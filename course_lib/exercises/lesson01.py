@@ -1,0 +1,189 @@
+"""Lesson 01 — why not RNNs.
+
+Exercise 1.1 `rnn_forward(x, W, U, b)`: the Elman recurrence h_t = tanh(W h_{t-1} + U x_t + b)
+written as a loop (checked against `course_lib.rnn.ElmanRNN` and `nn.RNN`).
+Exercise 1.2 `grad_norm(rnn, x, h0)`: measure ‖∂L/∂h_0‖ with autograd, L = Σ_i (h_T)_i.
+"""
+import torch
+from torch import nn
+
+from ..rnn import ElmanRNN
+from .framework import Exercise, Mistake
+
+__all__ = ["check_rnn_forward", "check_grad_norm"]
+
+
+# ----------------------------------------------------------------- 1.1 the RNN loop
+
+def rnn_forward_reference(x, W, U, b):
+    """x (batch, n, d_in), W (d_h, d_h), U (d_h, d_in), b (d_h,) -> states (batch, n, d_h)."""
+    h = x.new_zeros(x.shape[0], W.shape[0])            # h_0 = 0
+    states = []
+    for t in range(x.shape[1]):
+        h = torch.tanh(h @ W.T + x[:, t] @ U.T + b)    # (batch, d_h)
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _rnn_inputs(gen):
+    batch, n, d_in, d_h = 3, 7, 4, 5       # all different: a swapped axis cannot hide
+    x = torch.randn(batch, n, d_in, generator=gen)
+    W = torch.randn(d_h, d_h, generator=gen) * 0.6   # not symmetric: W h ≠ Wᵀ h
+    U = torch.randn(d_h, d_in, generator=gen) * 0.6
+    b = torch.randn(d_h, generator=gen) * 0.3
+    return x, W, U, b
+
+
+def _with_elman(x, W, U, b):
+    rnn = ElmanRNN(U.shape[1], W.shape[0])
+    with torch.no_grad():
+        rnn.W.copy_(W), rnn.U.copy_(U), rnn.b.copy_(b)
+    return rnn(x)
+
+
+def _with_nn_rnn(x, W, U, b):
+    rnn = nn.RNN(U.shape[1], W.shape[0], batch_first=True)   # h_t = tanh(x U^T + b_ih + h W^T + b_hh)
+    with torch.no_grad():
+        rnn.weight_ih_l0.copy_(U), rnn.weight_hh_l0.copy_(W)
+        rnn.bias_ih_l0.copy_(b), rnn.bias_hh_l0.zero_()
+    return rnn(x)[0]
+
+
+def _with_precomputed_inputs(x, W, U, b):
+    ux = torch.einsum("bti,hi->bth", x, U) + b          # every U x_t + b at once: no recurrence
+    h, out = x.new_zeros(x.shape[0], W.shape[0]), []
+    for t in range(x.shape[1]):
+        h = torch.tanh(ux[:, t] + torch.einsum("hk,bk->bh", W, h))
+        out.append(h)
+    return torch.stack(out, 1)
+
+
+def _loop(step, shift=False):
+    """A wrong loop: `step(h, x_t, W, U, b)` gives the next h; shift stores h before updating."""
+    def rnn(x, W, U, b):
+        h = x.new_zeros(x.shape[0], W.shape[0])
+        states = []
+        for t in range(x.shape[1]):
+            if shift:
+                states.append(h)
+            h = step(h, x[:, t], W, U, b)
+            if not shift:
+                states.append(h)
+        return torch.stack(states, dim=1)
+    return rnn
+
+
+RNN_FORWARD = Exercise(
+    name="rnn_forward",
+    reference=rnn_forward_reference,
+    make_inputs=_rnn_inputs,
+    output_names=("states",),
+    mistakes=[
+        Mistake("no nonlinearity: h_t = σ(W h_{t-1} + U x_t + b) needs the tanh around the sum",
+                _loop(lambda h, xt, W, U, b: h @ W.T + xt @ U.T + b)),
+        Mistake("W is applied from the wrong side: with batch-first rows, W h_{t-1} is "
+                "`h @ W.T`, not `h @ W` (that would be Wᵀ h)",
+                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W + xt @ U.T + b))),
+        Mistake("your hidden state never uses the previous one: h_t needs the term W h_{t-1}",
+                _loop(lambda h, xt, W, U, b: torch.tanh(xt @ U.T + b))),
+        Mistake("off by one: you stored h before updating it, so your states are h_0 … h_{n-1}; "
+                "the output at step t is the *new* h_t",
+                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W.T + xt @ U.T + b), shift=True)),
+        Mistake("the bias is missing: h_t = tanh(W h_{t-1} + U x_t + b)",
+                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W.T + xt @ U.T))),
+        Mistake("the tanh is applied to the input term only; it goes around the whole sum "
+                "W h_{t-1} + U x_t + b",
+                _loop(lambda h, xt, W, U, b: h @ W.T + torch.tanh(xt @ U.T + b))),
+    ],
+    alternatives=[_with_elman, _with_nn_rnn, _with_precomputed_inputs],
+    generic_hint="compare one step by hand: with h_0 = 0, your first state should be "
+                 "tanh(U x_1 + b), i.e. `torch.tanh(x[:, 0] @ U.T + b)`",
+)
+
+
+def check_rnn_forward(fn):
+    """Check a learner's `rnn_forward(x, W, U, b)`; prints a verdict, never raises."""
+    return RNN_FORWARD.check(fn)
+
+
+# -------------------------------------------------------- 1.2 measuring the gradient
+
+def grad_norm_reference(rnn, x, h0):
+    """‖∂L/∂h_0‖ for L = Σ_i (h_T)_i, the sum of the last hidden state's entries. A 0-dim tensor."""
+    h0 = h0.detach().clone().requires_grad_(True)
+    L = rnn(x, h0)[:, -1].sum()
+    (g,) = torch.autograd.grad(L, h0)
+    return g.norm()
+
+
+def _grad_inputs(gen):
+    with torch.random.fork_rng(devices=[]):   # leave the notebook's random stream alone
+        rnn = ElmanRNN(3, 6)
+    with torch.no_grad():                     # weights from the checker's own generator
+        rnn.W.copy_(torch.randn(6, 6, generator=gen) * 0.5)
+        rnn.U.copy_(torch.randn(6, 3, generator=gen) * 0.5)
+        rnn.b.copy_(torch.randn(6, generator=gen) * 0.2)
+    x = torch.randn(1, 9, 3, generator=gen)
+    h0 = torch.randn(1, 6, generator=gen) * 0.5
+    return rnn, x, h0
+
+
+def _run_with_grad(fn, args):
+    """Checks run under no_grad; measuring a gradient needs autograd switched back on."""
+    with torch.enable_grad():
+        out = fn(*args)
+    return out.detach() if isinstance(out, torch.Tensor) else out
+
+
+def _grad_of(loss_fn, wrt="h0", squared=False):
+    def measure(rnn, x, h0):
+        x = x.detach().clone().requires_grad_(wrt == "x")
+        h0 = h0.detach().clone().requires_grad_(wrt == "h0")
+        L = loss_fn(rnn(x, h0))
+        (g,) = torch.autograd.grad(L, h0 if wrt == "h0" else x)
+        if wrt == "x":
+            g = g[:, 0]
+        return (g ** 2).sum() if squared else g.norm()
+    return measure
+
+
+def _with_jacobian(rnn, x, h0):
+    J = torch.autograd.functional.jacobian(lambda h: rnn(x, h)[:, -1].sum(), h0)
+    return J.norm()
+
+
+def _with_backward(rnn, x, h0):
+    h0 = h0.clone().requires_grad_()
+    rnn(x, h0)[:, -1].sum().backward()
+    return h0.grad.norm()
+
+
+GRAD_NORM = Exercise(
+    name="grad_norm",
+    reference=grad_norm_reference,
+    make_inputs=_grad_inputs,
+    run=_run_with_grad,
+    output_names=("norm",),
+    mistakes=[
+        Mistake("you summed every hidden state; L uses only the last one, h_T = `states[:, -1]`",
+                _grad_of(lambda s: s.sum())),
+        Mistake("that is the squared norm Σ g_i²; take the square root — `g.norm()`",
+                _grad_of(lambda s: s[:, -1].sum(), squared=True)),
+        Mistake("L is the *sum* of h_T's entries, not their mean (the mean divides the gradient by d)",
+                _grad_of(lambda s: s[:, -1].mean())),
+        Mistake("that is the gradient with respect to the first input x_1, not the initial "
+                "state h_0: set requires_grad on h0 and pass it to `rnn(x, h0)`",
+                _grad_of(lambda s: s[:, -1].sum(), wrt="x")),
+        Mistake("you returned the size of h_T itself, not of a gradient: call `.backward()` "
+                "(or torch.autograd.grad) and take the norm of `h0.grad`",
+                lambda rnn, x, h0: rnn(x, h0)[:, -1].norm()),
+    ],
+    alternatives=[_with_jacobian, _with_backward],
+    generic_hint="steps: `h0 = h0.clone().requires_grad_()`, `states = rnn(x, h0)`, "
+                 "`states[:, -1].sum().backward()`, return `h0.grad.norm()`",
+)
+
+
+def check_grad_norm(fn):
+    """Check a learner's `grad_norm(rnn, x, h0)`; prints a verdict, never raises."""
+    return GRAD_NORM.check(fn)

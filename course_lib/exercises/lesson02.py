@@ -1,0 +1,296 @@
+"""Lesson 02 — attention and self-attention.
+
+Exercise 2.1 `softmax(scores)`: a numerically stable softmax over the last axis.
+Exercise 2.2 `attention(q, k, v, mask=None)`: scaled dot-product attention, returning
+(out, weights); checked against `course_lib.attention` (which equals
+`F.scaled_dot_product_attention`).
+Exercise 2.3 `SelfAttention(d_model, d_k, d_v)`: an nn.Module with W^Q, W^K, W^V.
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..attention import scaled_dot_product_attention
+from .framework import Exercise, Mistake
+
+__all__ = ["check_softmax", "check_attention", "check_self_attention"]
+
+NEG_INF = float("-inf")
+
+
+# --------------------------------------------------------- 2.1 a stable softmax
+
+def softmax_reference(scores):
+    """scores (..., n) -> weights (..., n), each slice along the last axis sums to 1."""
+    shifted = scores - scores.max(dim=-1, keepdim=True).values   # largest entry becomes 0
+    e = torch.exp(shifted)                                         # so exp never overflows
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _softmax_inputs(gen):
+    n, m = 5, 7                               # not square: a wrong axis cannot hide
+    s = torch.randn(n, m, generator=gen) * 2.0
+    # One row of large scores, each below float32's exp limit (~88.7) but whose exp's
+    # *sum* is not: without the max subtraction that row overflows.
+    s[int(torch.randint(0, n, (1,), generator=gen))] = 87.0 + 1.5 * torch.rand(m, generator=gen)
+    return (s,)
+
+
+def _naive_softmax(s):
+    e = torch.exp(s)
+    return e / e.sum(dim=-1, keepdim=True)
+
+
+def _softmax_denominator_dim0(s):
+    e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+    return e / e.sum(dim=0, keepdim=True)
+
+
+SOFTMAX = Exercise(
+    name="softmax",
+    reference=softmax_reference,
+    make_inputs=_softmax_inputs,
+    output_names=("weights",),
+    mistakes=[
+        Mistake("your softmax overflowed: e^s is inf for large scores (float32 ends near e^88.7), "
+                "so a row of large scores came out as zeros. Subtract each row's max first — "
+                "softmax(s) = softmax(s − max s), and the largest exponent becomes e^0 = 1",
+                _naive_softmax),
+        Mistake("wrong axis: each row (the last axis, dim=-1) must sum to 1; you normalised "
+                "each column (dim=0)",
+                lambda s: torch.softmax(s, dim=0)),
+        Mistake("the sum in the denominator runs over the wrong axis: use "
+                "`e.sum(dim=-1, keepdim=True)`, the same axis as the max",
+                _softmax_denominator_dim0),
+    ],
+    alternatives=[
+        lambda s: torch.softmax(s, dim=-1),
+        lambda s: torch.exp(s - torch.logsumexp(s, dim=-1, keepdim=True)),
+        lambda s: torch.stack([torch.exp(r - r.max()) / torch.exp(r - r.max()).sum() for r in s]),
+    ],
+    generic_hint="check one row by hand: subtract its max, exponentiate, divide by the sum; "
+                 "`out.sum(dim=-1)` should be all ones",
+)
+
+
+def check_softmax(fn):
+    """Check a learner's `softmax(scores)`; prints a verdict, never raises."""
+    return SOFTMAX.check(fn)
+
+
+# ------------------------------------------------ 2.2 scaled dot-product attention
+
+def attention_reference(q, k, v, mask=None):
+    """softmax(q kᵀ / √d_k) v with a True = may-attend mask; returns (out, weights)."""
+    return scaled_dot_product_attention(q, k, v, mask)
+
+
+def _mask(n_q, n_k, gen):
+    """Every row keeps >= 1 key and blocks >= 1; every key is visible to >= 1 query
+    (so even the planted mistakes stay finite and can be told apart)."""
+    while True:
+        m = torch.rand(n_q, n_k, generator=gen) < 0.6
+        if m.any(1).all() and (~m).any(1).all() and m.any(0).all():
+            return m
+
+
+def _attention_inputs(gen):
+    # n_k == d_k on purpose: then `q @ k` (K not transposed) runs and can be diagnosed.
+    batch, n_q, n_k, d_k, d_v = 2, 3, 5, 5, 4
+    with_mask = bool(torch.rand(1, generator=gen) < 0.3)   # with seed 1234: mask, mask, None
+    q = torch.randn(batch, n_q, d_k, generator=gen) * 1.5
+    k = torch.randn(batch, n_k, d_k, generator=gen) * 1.5
+    v = torch.randn(batch, n_k, d_v, generator=gen)
+    return q, k, v, (_mask(n_q, n_k, gen) if with_mask else None)
+
+
+def _attn(scores_fn, softmax_dim=-1, mask_fn=None, after_softmax=False):
+    """A (possibly wrong) attention built from its parts."""
+    def attention(q, k, v, mask=None):
+        scores = scores_fn(q, k)
+        if mask is not None and not after_softmax:
+            scores = mask_fn(scores, mask)
+        weights = torch.softmax(scores, dim=softmax_dim)
+        if mask is not None and after_softmax:
+            weights = weights.masked_fill(~mask, 0.0)
+        return weights @ v, weights
+    return attention
+
+
+def _scaled(q, k):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def _fill_blocked(scores, mask):
+    return scores.masked_fill(~mask, NEG_INF)
+
+
+def _attention_with_torch(q, k, v, mask=None):
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    scores = _scaled(q, k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    return out, torch.softmax(scores, dim=-1)
+
+
+def _attention_einsum(q, k, v, mask=None):
+    scores = torch.einsum("bqd,bkd->bqk", q, k) / q.shape[-1] ** 0.5
+    if mask is not None:
+        scores = torch.where(mask, scores, torch.tensor(NEG_INF))
+    weights = scores.softmax(-1)
+    return torch.einsum("bqk,bkd->bqd", weights, v), weights
+
+
+def _attention_scaled_by_d_v(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, NEG_INF)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+ATTENTION = Exercise(
+    name="attention",
+    reference=attention_reference,
+    make_inputs=_attention_inputs,
+    output_names=("out", "weights"),
+    mistakes=[
+        Mistake("wrong softmax axis: each query's weights over the keys (a row, the last axis) "
+                "must sum to 1 — `torch.softmax(scores, dim=-1)`",
+                _attn(_scaled, softmax_dim=-2, mask_fn=_fill_blocked)),
+        Mistake("missing scaling: divide the scores by √d_k (`math.sqrt(q.shape[-1])`) "
+                "before the softmax",
+                _attn(lambda q, k: q @ k.transpose(-2, -1), mask_fn=_fill_blocked)),
+        Mistake("you divided by d_k; the scaling is by √d_k",
+                _attn(lambda q, k: q @ k.transpose(-2, -1) / q.shape[-1], mask_fn=_fill_blocked)),
+        Mistake("scale by √d_k, the size of q and k — you used √d_v, the size of v",
+                _attention_scaled_by_d_v),
+        Mistake("K is not transposed: the scores are `q @ k.transpose(-2, -1)`, "
+                "(n_q, d_k) @ (d_k, n_k) -> (n_q, n_k). `q @ k` only ran because here n_k = d_k",
+                _attn(lambda q, k: q @ k / math.sqrt(q.shape[-1]), mask_fn=_fill_blocked)),
+        Mistake("the mask was applied after the softmax: the remaining weights no longer sum "
+                "to 1. Fill the blocked scores with -inf *before* the softmax",
+                _attn(_scaled, after_softmax=True)),
+        Mistake("mask polarity: in this course True means 'may attend', so block where the "
+                "mask is False — `scores.masked_fill(~mask, float('-inf'))`",
+                _attn(_scaled, mask_fn=lambda s, m: s.masked_fill(m, NEG_INF))),
+        Mistake("a blocked score set to 0 still gets weight e^0 after the softmax; "
+                "fill it with float('-inf') so its weight is exactly 0",
+                _attn(_scaled, mask_fn=lambda s, m: s.masked_fill(~m, 0.0))),
+    ],
+    alternatives=[_attention_with_torch, _attention_einsum],
+    generic_hint="build it step by step on a small example: scores = q @ kᵀ / √d_k, "
+                 "blocked scores -> -inf, softmax over the last axis, then weights @ v",
+)
+
+
+def check_attention(fn):
+    """Check a learner's `attention(q, k, v, mask=None)` -> (out, weights); never raises."""
+    return ATTENTION.check(fn)
+
+
+# ------------------------------------------------------- 2.3 a self-attention module
+
+class SelfAttentionReference(nn.Module):
+    """Single-head self-attention: Q = x W^Q, K = x W^K, V = x W^V, softmax(QKᵀ/√d_k) V.
+
+    x: (batch, n, d_model) -> (batch, n, d_v). W_q, W_k, W_v are nn.Linear without bias.
+    """
+
+    def __init__(self, d_model, d_k, d_v):
+        super().__init__()
+        self.W_q = nn.Linear(d_model, d_k, bias=False)
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_v, bias=False)
+
+    def forward(self, x):
+        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)   # (batch, n, d_k), (.., d_k), (.., d_v)
+        return scaled_dot_product_attention(q, k, v)[0]
+
+
+def _self_attention_inputs(gen):
+    batch, n, d_model, d_k, d_v = 2, 6, 7, 4, 5
+    x = torch.randn(batch, n, d_model, generator=gen)
+    W_q = torch.randn(d_k, d_model, generator=gen) * 0.8
+    W_k = torch.randn(d_k, d_model, generator=gen) * 0.8
+    W_v = torch.randn(d_v, d_model, generator=gen) * 0.8
+    return x, W_q, W_k, W_v
+
+
+def _build_and_run(cls, args):
+    """Build the learner's module with known weights, then run it on x."""
+    x, W_q, W_k, W_v = args
+    with torch.random.fork_rng(devices=[]):     # their __init__ must not shift the notebook's RNG
+        module = cls(W_q.shape[1], W_q.shape[0], W_v.shape[0])
+    with torch.no_grad():
+        for name, weight in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+            layer = getattr(module, name)
+            layer.weight.copy_(weight)
+            if getattr(layer, "bias", None) is not None:   # a bias is not asked for; keep it neutral
+                layer.bias.zero_()
+    return module(x)
+
+
+def _self_attention_variant(scores_fn, softmax_dim=-1, keys_from_w_q=False):
+    class Variant(SelfAttentionReference):
+        def forward(self, x):
+            q, v = self.W_q(x), self.W_v(x)
+            k = self.W_q(x) if keys_from_w_q else self.W_k(x)
+            return torch.softmax(scores_fn(q, k, x), dim=softmax_dim) @ v
+    return Variant
+
+
+class _SelfAttentionWithTorch(SelfAttentionReference):
+    def forward(self, x):
+        return F.scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x))
+
+
+class _SelfAttentionParameters(nn.Module):
+    """Another valid layout: the matrices as Linear layers, the maths written out."""
+
+    def __init__(self, d_model, d_k, d_v):
+        super().__init__()
+        self.d_k = d_k
+        self.W_q = nn.Linear(d_model, d_k, bias=False)
+        self.W_k = nn.Linear(d_model, d_k, bias=False)
+        self.W_v = nn.Linear(d_model, d_v, bias=False)
+
+    def forward(self, x):
+        Q = x @ self.W_q.weight.T
+        K = x @ self.W_k.weight.T
+        V = x @ self.W_v.weight.T
+        A = torch.einsum("bid,bjd->bij", Q, K) / math.sqrt(self.d_k)
+        return A.softmax(dim=-1) @ V
+
+
+SELF_ATTENTION = Exercise(
+    name="self_attention",
+    reference=SelfAttentionReference,
+    make_inputs=_self_attention_inputs,
+    run=_build_and_run,
+    output_names=("out",),
+    mistakes=[
+        Mistake("your keys use W_q: the keys need their own projection, K = x W^K (`self.W_k(x)`)",
+                _self_attention_variant(lambda q, k, x: _scaled(q, k), keys_from_w_q=True)),
+        Mistake("wrong softmax axis: each query's weights over the n positions (the last axis) "
+                "must sum to 1",
+                _self_attention_variant(lambda q, k, x: _scaled(q, k), softmax_dim=-2)),
+        Mistake("missing scaling: divide Q Kᵀ by √d_k",
+                _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1))),
+        Mistake("you scaled by √d_model; the scaling is by √d_k, the size of q and k "
+                "after the projection",
+                _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1]))),
+        Mistake("your scores are K Qᵀ, the transpose: row i must hold query i's scores, Q Kᵀ",
+                _self_attention_variant(lambda q, k, x: k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]))),
+    ],
+    alternatives=[_SelfAttentionWithTorch, _SelfAttentionParameters],
+    generic_hint="compute Q = self.W_q(x), K = self.W_k(x), V = self.W_v(x), then "
+                 "softmax(Q Kᵀ / √d_k) V — you may call the attention you wrote in exercise 2.2",
+)
+
+
+def check_self_attention(cls):
+    """Check a learner's `SelfAttention` class; prints a verdict, never raises."""
+    return SELF_ATTENTION.check(cls)

@@ -1,0 +1,256 @@
+"""Figures for lesson 02: attention and self-attention.
+
+Plain parameters in, a matplotlib Figure out. `softmax_saturation` is the measurement
+behind the √d_k figures (random queries and keys, statistics of the softmax).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib import ticker
+
+__all__ = [
+    "lookup_figure",
+    "softmax_saturation",
+    "scaling_figure",
+    "scaling_view",
+    "attention_matrix_heatmap",
+    "attention_explorer_view",
+]
+
+
+def _as_matrix(name, x, cols=None):
+    t = torch.as_tensor(x, dtype=torch.float32)
+    if t.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {tuple(t.shape)}")
+    if cols is not None and t.shape[1] != cols:
+        raise ValueError(f"{name} must have {cols} columns, got shape {tuple(t.shape)}")
+    return t
+
+
+def _check_labels(name, labels, n):
+    labels = list(labels)
+    if len(labels) != n:
+        raise ValueError(f"got {len(labels)} {name} for {n} rows")
+    return labels
+
+
+def lookup_figure(keys, values, query, key_labels, query_label="query"):
+    """Hard vs soft lookup of a 2-D `query` among 2-D `keys`.
+
+    keys: (n, 2); values: n numbers; query: 2 numbers. Scores are the dot products q·k_i.
+    Left: the keys and the query in the plane. Right: the weights of the hard lookup
+    (one-hot at the best score) and of the soft one (softmax of the scores), and what each returns.
+    """
+    K = _as_matrix("keys", keys, cols=2)
+    v = torch.as_tensor(values, dtype=torch.float32)
+    q = torch.as_tensor(query, dtype=torch.float32)
+    if v.shape != (len(K),):
+        raise ValueError(f"values must be {len(K)} numbers (one per key), got shape {tuple(v.shape)}")
+    if q.shape != (2,):
+        raise ValueError(f"query must be 2 numbers, got shape {tuple(q.shape)}")
+    labels = _check_labels("key_labels", key_labels, len(K))
+    scores = K @ q
+    hard = torch.nn.functional.one_hot(scores.argmax(), len(K)).float()
+    soft = torch.softmax(scores, dim=0)
+
+    fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
+    ax_p.scatter(K[:, 0], K[:, 1], s=60, color="tab:blue", zorder=3)
+    for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
+        ax_p.annotate(f"{lab} (v={val:g})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
+    ax_p.scatter([q[0]], [q[1]], marker="*", s=220, color="tab:red", zorder=4)
+    ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color="tab:red")
+    ax_p.axhline(0, color="gray", lw=0.6)
+    ax_p.axvline(0, color="gray", lw=0.6)
+    ax_p.set(title="keys k_i and the query q", xlabel="feature 1", ylabel="feature 2")
+    ax_p.margins(0.25)
+
+    pos = torch.arange(len(K), dtype=torch.float32)
+    ax_w.bar(pos - 0.2, hard, width=0.4, color="tab:gray", label=f"hard (argmax): returns {float(hard @ v):.2f}")
+    ax_w.bar(pos + 0.2, soft, width=0.4, color="tab:blue", label=f"soft (softmax): returns {float(soft @ v):.2f}")
+    for i, p in enumerate(soft.tolist()):
+        ax_w.text(i + 0.2, p + 0.02, f"{p:.2f}", ha="center", fontsize=8)
+    ax_w.set_xticks(pos.tolist(), labels)
+    ax_w.set_ylim(0, 1.15)
+    ax_w.set(ylabel="weight α(q, k_i)", title="lookup weights; output = Σ α_i v_i")
+    ax_w.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def _check_d_k(d_k):
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive int, got d_k={d_k!r}")
+
+
+def softmax_saturation(d_k, scaled=True, n_keys=16, trials=256, seed=0):
+    """Statistics of softmax(q·k_i / s) for random q, k_i ~ N(0, I_{d_k}), s = √d_k or 1.
+
+    Over `trials` random queries, each against `n_keys` random keys, returns the means of
+      "variance":  the variance of the scores q·k_i / s,
+      "max_prob":  the largest attention weight max_i α_i,
+      "entropy":   −Σ α_i log α_i (in nats; uniform over n_keys gives log n_keys),
+      "grad_norm": ‖∂α/∂s‖_F, the Frobenius norm of the softmax Jacobian diag(α) − α αᵀ,
+    as a dict of floats.
+    """
+    _check_d_k(d_k)
+    if isinstance(n_keys, bool) or not isinstance(n_keys, int) or n_keys < 2:
+        raise ValueError(f"n_keys must be an int >= 2, got n_keys={n_keys!r}")
+    return dict(_saturation(d_k, bool(scaled), n_keys, trials, seed))
+
+
+@functools.lru_cache(maxsize=256)
+def _saturation(d_k, scaled, n_keys, trials, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(trials, 1, d_k, generator=gen, dtype=torch.float64)
+    k = torch.randn(trials, n_keys, d_k, generator=gen, dtype=torch.float64)
+    scores = (q * k).sum(-1) / (math.sqrt(d_k) if scaled else 1.0)      # (trials, n_keys)
+    p = torch.softmax(scores, dim=-1)
+    entropy = -(p * torch.log(p.clamp_min(1e-300))).sum(-1)
+    jac = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]          # (trials, n_keys, n_keys)
+    return tuple({
+        "variance": scores.var().item(),
+        "max_prob": p.max(-1).values.mean().item(),
+        "entropy": entropy.mean().item(),
+        "grad_norm": torch.linalg.matrix_norm(jac).mean().item(),
+    }.items())
+
+
+_PANELS = [("variance", "variance of the scores", "log"),
+           ("max_prob", "largest weight max α_i", "linear"),
+           ("entropy", "entropy of α (nats)", "linear"),
+           ("grad_norm", "‖∂α/∂s‖ (softmax gradient)", "log")]
+
+
+def scaling_figure(d_values, raw, scaled, n_keys=16):
+    """Four panels against d_k (log x): score variance, max weight, entropy, gradient norm.
+
+    raw / scaled: dicts {"variance", "max_prob", "entropy", "grad_norm"} -> one value per d_k,
+    for scores q·k and q·k/√d_k.
+    """
+    d_values = list(d_values)
+    for name, stats in (("raw", raw), ("scaled", scaled)):
+        for key, _, _ in _PANELS:
+            if key not in stats:
+                raise ValueError(f"{name} is missing {key!r}")
+            if len(stats[key]) != len(d_values):
+                raise ValueError(f"{name}[{key!r}] has {len(stats[key])} values for {len(d_values)} d_k values")
+    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4))
+    for ax, (key, title, yscale) in zip(axes, _PANELS):
+        ax.plot(d_values, raw[key], "o-", color="tab:red", label="q·k (no scaling)")
+        ax.plot(d_values, scaled[key], "s-", color="tab:blue", label="q·k / √d_k")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale(yscale)
+        ax.set(xlabel="d_k", title=title)
+        ax.grid(True, alpha=0.3)
+    axes[1].axhline(1 / n_keys, color="gray", ls=":", lw=1)
+    axes[1].set_ylim(0, 1.05)
+    axes[2].axhline(math.log(n_keys), color="gray", ls=":", lw=1)
+    axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=8, color="gray")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+D_K_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def _plain_log_ticks(ax, ds):
+    """Log-2 x axis labelled with plain numbers, log y without minor labels: no mathtext,
+    which keeps widget redraws fast."""
+    ax.set_xticks(ds[::2], [str(d) for d in ds[::2]])
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    if ax.get_yscale() == "log":
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
+    """The widget's view for one d_k: one query's weights over n_keys keys, and where
+    d_k sits on the max-weight and gradient curves (both scalings)."""
+    _check_d_k(d_k)
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(d_k, generator=gen)
+    K = torch.randn(n_keys, d_k, generator=gen)
+    s = K @ q / (math.sqrt(d_k) if scaled else 1.0)
+    p = torch.softmax(s, dim=0)
+    stats = softmax_saturation(d_k, scaled, n_keys)
+    label = "q·k / √d_k" if scaled else "q·k (no scaling)"
+    color = "tab:blue" if scaled else "tab:red"
+
+    fig, (ax_b, ax_m, ax_g) = plt.subplots(1, 3, figsize=(13, 3.5), gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    ax_b.bar(range(n_keys), p.numpy(), color=color)
+    ax_b.set_ylim(0, 1.05)
+    ax_b.set(xlabel="key i", ylabel="weight α_i",
+             title=f"one query, d_k = {d_k}, {label}\nscores: std {s.std().item():.1f};  max α = {p.max().item():.2f}")
+    ds = list(D_K_CHOICES)
+    for ax, key, title in ((ax_m, "max_prob", "mean largest weight"), (ax_g, "grad_norm", "mean ‖∂α/∂s‖")):
+        for sc, c, lab in ((False, "tab:red", "no scaling"), (True, "tab:blue", "÷ √d_k")):
+            ax.plot(ds, [softmax_saturation(d, sc, n_keys)[key] for d in ds], "-", color=c, lw=1.2,
+                    alpha=1.0 if sc == scaled else 0.35, label=lab)
+        ax.plot([d_k], [stats[key]], "o", color=color, ms=9)
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="d_k", title=title)
+        ax.grid(True, alpha=0.3)
+    ax_m.set_ylim(0, 1.05)
+    ax_g.set_ylim(0, None)
+    for ax in (ax_m, ax_g):
+        _plain_log_ticks(ax, ds)
+    ax_m.legend(fontsize=8)
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.16, top=0.84, wspace=0.3)  # fixed: fast redraws
+    return fig
+
+
+def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="attention weights"):
+    """Heatmap of a (n_q, n_k) weight matrix; rows are queries, columns keys.
+
+    tokens: the labels (n_k of them; also used for the rows when n_q == n_k).
+    highlight: a row index to outline. Returns the Figure.
+    """
+    w = _as_matrix("weights", weights)
+    tokens = _check_labels("tokens", tokens, w.shape[1])
+    fig = None
+    if ax is None:
+        size = 0.45 * len(tokens) + 1.5
+        fig, ax = plt.subplots(figsize=(size + 1, size))
+    fig = fig or ax.figure
+    im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right")
+    ax.set_yticks(range(w.shape[0]), tokens if w.shape[0] == len(tokens) else range(w.shape[0]))
+    ax.set(xlabel="key (attended to)", ylabel="query (attending)", title=title)
+    if highlight is not None:
+        if not 0 <= highlight < w.shape[0]:
+            raise ValueError(f"highlight must be a row index in [0, {w.shape[0]}), got {highlight}")
+        ax.add_patch(plt.Rectangle((-0.5, highlight - 0.5), w.shape[1], 1, fill=False, ec="tab:red", lw=2))
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return fig
+
+
+def attention_explorer_view(tokens, scores, query=0, temperature=1.0):
+    """One query's weights softmax(scores[query] / T) as bars, next to the whole matrix.
+
+    tokens: n labels; scores: (n, n) raw scores (already divided by √d_k if wanted).
+    """
+    s = _as_matrix("scores", scores)
+    tokens = _check_labels("tokens", tokens, s.shape[1])
+    if s.shape[0] != s.shape[1]:
+        raise ValueError(f"scores must be square (self-attention), got shape {tuple(s.shape)}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got temperature={temperature}")
+    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < len(tokens):
+        raise ValueError(f"query must be a token index in [0, {len(tokens)}), got query={query!r}")
+    w = torch.softmax(s / temperature, dim=-1)
+    fig, (ax_b, ax_h) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
+    colors = ["tab:red" if i == int(w[query].argmax()) else "tab:blue" for i in range(len(tokens))]
+    ax_b.bar(range(len(tokens)), w[query].numpy(), color=colors)
+    for i, p in enumerate(w[query].tolist()):
+        ax_b.text(i, p + 0.015, f"{p:.2f}", ha="center", fontsize=8)
+    ax_b.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right")
+    ax_b.set_ylim(0, 1.08)
+    ax_b.set(ylabel="weight", title=f"query “{tokens[query]}” attends to …  (T = {temperature:.2f})")
+    attention_matrix_heatmap(w, tokens, ax=ax_h, highlight=query, title="all queries")
+    fig.subplots_adjust(left=0.06, right=0.97, bottom=0.2, top=0.92, wspace=0.25)  # fixed: fast redraws
+    return fig

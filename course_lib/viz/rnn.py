@@ -1,0 +1,237 @@
+"""Figures for lesson 01: why not RNNs.
+
+Plain parameters in, a matplotlib Figure out. `jacobian_norms` is the computation
+behind the gradient figures (the chain rule written as a product of matrices).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from matplotlib import ticker
+
+from ..rnn import NONLINEARITIES, set_spectral_radius
+
+__all__ = [
+    "timing_figure",
+    "jacobian_norms",
+    "gradient_norm_figure",
+    "gradient_norm_view",
+    "distance_figure",
+    "recall_figure",
+]
+
+STANDARD_RADII = (0.5, 0.9, 1.0, 1.1)
+_COLORS = {0.5: "tab:blue", 0.9: "tab:green", 1.0: "tab:orange", 1.1: "tab:red"}
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name} must be a positive number, got {name}={value!r}")
+
+
+def _check_nonlinearity(nonlinearity):
+    if nonlinearity not in NONLINEARITIES:
+        raise ValueError(f"nonlinearity must be one of {sorted(NONLINEARITIES)}, got {nonlinearity!r}")
+
+
+def _check_series(name, xs, series):
+    if not series:
+        raise ValueError(f"{name} must map a label to a list of values, got nothing")
+    for label, ys in series.items():
+        if len(ys) != len(xs):
+            raise ValueError(f"{name}[{label!r}] has {len(ys)} values for {len(xs)} x positions")
+
+
+def timing_figure(lengths, times, d_model):
+    """Wall time vs length (log-log), next to the sequential steps and the work each needs.
+
+    lengths: the sequence lengths n; times: {label: seconds per forward pass, one per n};
+    labels containing "attention" are counted as one attention layer, the others as an RNN.
+    """
+    lengths = list(lengths)
+    if len(lengths) < 2:
+        raise ValueError(f"lengths needs at least 2 values, got {lengths}")
+    _check_series("times", lengths, times)
+    _check_positive("d_model", d_model)
+    n = torch.tensor(lengths, dtype=torch.float64)
+    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(13, 3.8))
+    for label, secs in times.items():
+        style = "s-" if "attention" in label else "o-"
+        ax_t.loglog(lengths, [s * 1e3 for s in secs], style, label=label)
+    ax_t.set(xlabel="sequence length n", ylabel="forward pass (ms)", title="measured wall time")
+    ax_t.legend(fontsize=8)
+
+    ax_s.loglog(lengths, n, "o-", color="tab:blue", label="RNN: n (one per position)")
+    ax_s.loglog(lengths, torch.ones_like(n), "s-", color="tab:green", label="attention: 1")
+    ax_s.set(xlabel="sequence length n", ylabel="sequential steps", title="steps that must wait for each other")
+    ax_s.set_ylim(0.5, float(n.max()) * 2)
+    ax_s.legend(fontsize=8)
+
+    d = float(d_model)
+    ax_w.loglog(lengths, 2 * n * d * d, "o-", color="tab:blue", label="RNN: 2·n·d²")
+    ax_w.loglog(lengths, 4 * n * d * d + 2 * n * n * d, "s-", color="tab:green",
+                label="attention: 4·n·d² + 2·n²·d")
+    ax_w.set(xlabel="sequence length n", ylabel="multiply-adds", title=f"total work (d = {d_model})")
+    ax_w.legend(fontsize=8)
+    for ax in (ax_t, ax_s, ax_w):
+        ax.grid(True, which="major", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+@functools.lru_cache(maxsize=8)
+def _base_problem(d, T, seed):
+    """A random W with spectral radius 1 and a random input drive u_t = U x_t, fixed by seed."""
+    gen = torch.Generator().manual_seed(seed)
+    W = torch.randn(d, d, generator=gen, dtype=torch.float64) / math.sqrt(d)
+    set_spectral_radius(W, 1.0)
+    drive = torch.randn(T, d, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(d, generator=gen, dtype=torch.float64) * 0.5
+    return W, drive, h0
+
+
+def _derivative(nonlinearity, a):
+    if nonlinearity == "tanh":
+        return 1 - torch.tanh(a) ** 2
+    if nonlinearity == "relu":
+        return (a > 0).to(a.dtype)
+    return torch.ones_like(a)
+
+
+def jacobian_norms(radius, nonlinearity="tanh", T=100, d=32, input_scale=0.5, seed=0):
+    """‖∂h_t/∂h_0‖ (spectral norm) for t = 0..T, for h_t = σ(W h_{t-1} + u_t).
+
+    W is a fixed random (d, d) matrix scaled to spectral radius `radius`; u_t = U x_t is a
+    fixed random drive times `input_scale`. By the chain rule
+        ∂h_t/∂h_0 = D_t W · D_{t-1} W ··· D_1 W,   D_t = diag(σ'(W h_{t-1} + u_t)),
+    computed here one factor at a time. Returns a float64 tensor (T + 1,), entry 0 is 1.
+    """
+    _check_positive("radius", radius)
+    _check_nonlinearity(nonlinearity)
+    for name, value in (("T", T), ("d", d)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
+    if not input_scale >= 0:
+        raise ValueError(f"input_scale must be >= 0, got input_scale={input_scale}")
+    return _jacobian_norms(float(radius), nonlinearity, T, d, float(input_scale), seed).clone()
+
+
+@functools.lru_cache(maxsize=64)
+def _jacobian_norms(radius, nonlinearity, T, d, input_scale, seed):
+    W0, drive, h = _base_problem(d, T, seed)
+    W = W0 * radius
+    sigma = NONLINEARITIES[nonlinearity]
+    J = torch.eye(d, dtype=torch.float64)
+    norms = [1.0]
+    for t in range(T):
+        a = W @ h + input_scale * drive[t]
+        h = sigma(a)
+        J = _derivative(nonlinearity, a)[:, None] * (W @ J)   # D_t W J_{t-1}
+        norms.append(torch.linalg.matrix_norm(J, ord=2).item())
+    return torch.tensor(norms, dtype=torch.float64)
+
+
+def _plot_norms(ax, norms, **kwargs):
+    # A norm that underflowed to exactly 0 cannot go on a log axis: stop the curve there.
+    y = norms.clone()
+    y[y <= 0] = float("nan")
+    ax.semilogy(range(len(y)), y, **kwargs)
+
+
+def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh"), T=100, input_scale=0.5):
+    """One panel per nonlinearity: ‖∂h_t/∂h_0‖ vs t for each spectral radius of W."""
+    radii = list(radii)
+    if not radii:
+        raise ValueError("radii must list at least one spectral radius")
+    nonlinearities = list(nonlinearities)
+    if not nonlinearities:
+        raise ValueError("nonlinearities must list at least one of 'linear', 'tanh', 'relu'")
+    fig, axes = plt.subplots(1, len(nonlinearities), figsize=(5.2 * len(nonlinearities), 3.8),
+                             sharey=True, squeeze=False)
+    for ax, nl in zip(axes[0], nonlinearities):
+        for r in radii:
+            _plot_norms(ax, jacobian_norms(r, nl, T, input_scale=input_scale), color=_COLORS.get(r), label=f"ρ = {r:g}")
+        title = "σ = identity (linear RNN)" if nl == "linear" else f"σ = {nl}"
+        ax.set(xlabel="steps back in time t", title=title)
+        ax.set_ylim(1e-16, 1e12)
+        ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("‖∂h_t / ∂h_0‖")
+    axes[0][0].legend(fontsize=8, title="spectral radius of W")
+    fig.tight_layout()
+    return fig
+
+
+def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
+    """The widget's view: the chosen radius in bold over the standard radii in grey."""
+    _check_positive("radius", radius)
+    _check_nonlinearity(nonlinearity)
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for r in STANDARD_RADII:
+        reference = jacobian_norms(r, nonlinearity, T, input_scale=input_scale)
+        _plot_norms(ax, reference, color="lightgray", lw=1)
+        visible = ((reference >= 1e-16) & (reference <= 1e12)).nonzero()
+        if len(visible):   # label each grey curve where it leaves the plot (or ends)
+            t = int(visible[-1])
+            ax.text(t, reference[t].item(), f" ρ={r:g}", color="gray", fontsize=7,
+                    va="bottom" if t < T else "center")
+    norms = jacobian_norms(radius, nonlinearity, T, input_scale=input_scale)
+    _plot_norms(ax, norms, color="tab:purple", lw=2.5, label=f"ρ = {radius:.2f}")
+    ax.semilogy(range(T + 1), [radius ** t for t in range(T + 1)], ":", color="tab:purple",
+                lw=1, label="ρ^t")
+    ax.set_ylim(1e-16, 1e12)
+    ax.set_xlim(0, T * 1.08)
+    ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+    ax.set(xlabel="steps back in time t", ylabel="‖∂h_t / ∂h_0‖",
+           title=f"σ = {nonlinearity}, ρ = {radius:.2f}:  ‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(True, alpha=0.3)
+    ax.set_yticks([10.0 ** e for e in range(-16, 13, 4)])   # plain labels: no mathtext, fast redraws
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.14, top=0.9)  # fixed: fast redraws
+    return fig
+
+
+def distance_figure(distances, norms):
+    """‖∂y_n/∂x_j‖ against the distance n − j, one curve per model (log y).
+
+    distances: the distances; norms: {label: gradient norms, one per distance}.
+    """
+    distances = list(distances)
+    _check_series("norms", distances, norms)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for label, ys in norms.items():
+        y = torch.as_tensor(ys, dtype=torch.float64).clone()
+        y[y <= 0] = float("nan")
+        ax.semilogy(distances, y, "o-" if "RNN" in label else "s-", ms=3, label=label)
+    ax.set(xlabel="distance n − j between the output and the input",
+           ylabel="‖∂(last output) / ∂x_j‖", title="how strongly the last output depends on input j")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def recall_figure(ns, accuracies, chance):
+    """Accuracy (%) vs number of distractors n, one curve per model, with the chance level."""
+    ns = list(ns)
+    _check_series("accuracies", ns, accuracies)
+    if not 0 < chance < 1:
+        raise ValueError(f"chance must be a probability in (0, 1), got chance={chance}")
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for label, acc in accuracies.items():
+        ax.plot(ns, [100 * a for a in acc], "s-" if "attention" in label else "o-", label=label)
+    ax.axhline(100 * chance, color="gray", ls="--", lw=1, label=f"chance ({100 * chance:.1f} %)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.set_ylim(0, 105)
+    ax.set(xlabel="distractors n between the symbol and the question",
+           ylabel="test accuracy (%)", title="recall the first token after n distractors")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig

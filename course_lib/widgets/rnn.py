@@ -1,0 +1,33 @@
+"""Widgets for lesson 01: why not RNNs."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ..viz.rnn import gradient_norm_view
+from ._wiring import show_figure
+
+__all__ = ["gradient_explorer"]
+
+
+def gradient_explorer(radius=1.0, nonlinearity="tanh", input_scale=0.5):
+    """Sliders on W's spectral radius ρ, the nonlinearity σ and the input strength.
+
+    Redraws ‖∂h_t/∂h_0‖ against t. Returns the widget; `.draw.last_figure` is the
+    last figure drawn (for tests).
+    """
+    draw = show_figure(gradient_norm_view)
+    style = {"description_width": "initial"}
+    widget = W.interactive(
+        lambda radius, nonlinearity, input_scale: draw(
+            radius=radius, nonlinearity=nonlinearity, input_scale=input_scale),
+        radius=W.FloatSlider(value=radius, min=0.3, max=3.0, step=0.05,
+                             description="spectral radius ρ of W", style=style,
+                             continuous_update=False),
+        nonlinearity=W.Dropdown(options=["tanh", "relu", "linear"], value=nonlinearity,
+                                description="nonlinearity σ", style=style),
+        input_scale=W.FloatSlider(value=input_scale, min=0.0, max=2.0, step=0.1,
+                                  description="input strength", style=style,
+                                  continuous_update=False),
+    )
+    widget.draw = draw
+    return widget

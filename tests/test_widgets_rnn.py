@@ -1,0 +1,120 @@
+"""Lesson 01's figures and widget, without a kernel."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from course_lib.viz import (distance_figure, gradient_norm_figure, gradient_norm_view,  # noqa: E402
+                            jacobian_norms, recall_figure, timing_figure)
+from course_lib.viz.rnn import _base_problem  # noqa: E402
+from course_lib.widgets import gradient_explorer  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small models on a shared CPU: one thread is much faster, and restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _bold_curve(fig):
+    """The y data of the widget's highlighted (thickest) curve."""
+    line = max(fig.axes[0].get_lines(), key=lambda l: l.get_linewidth())
+    return [round(float(y), 12) for y in line.get_ydata()]
+
+
+def test_jacobian_norms_match_autograd():
+    """The chain-rule product equals autograd's ∂h_T/∂h_0 through the same recurrence."""
+    T, d, radius, scale = 12, 32, 0.9, 0.5
+    W0, drive, h0 = _base_problem(d, T, 0)
+    W = W0 * radius
+
+    def h_T(h):
+        for t in range(T):
+            h = torch.tanh(W @ h + scale * drive[t])
+        return h
+
+    J = torch.autograd.functional.jacobian(h_T, h0)
+    expected = torch.linalg.matrix_norm(J, ord=2).item()
+    got = jacobian_norms(radius, "tanh", T=T, d=d, input_scale=scale)[-1].item()
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_linear_norms_follow_the_spectral_radius():
+    small, big = jacobian_norms(0.5, "linear"), jacobian_norms(1.1, "linear")
+    assert small[0] == big[0] == 1.0
+    assert small[-1] < 1e-20 < 1e3 < big[-1]           # vanishing vs exploding
+    # geometric: the last 50 steps shrink by about 0.5^50
+    assert (small[-1] / small[50]).item() == pytest.approx(0.5 ** 50, rel=0.5)
+
+
+def test_tanh_never_exceeds_the_linear_bound_on_each_factor():
+    # σ' <= 1, so every tanh factor is at most as large as W's: norms stay below ‖W‖^t.
+    W0, _, _ = _base_problem(32, 100, 0)
+    step = torch.linalg.matrix_norm(W0 * 1.1, ord=2).item()
+    norms = jacobian_norms(1.1, "tanh")
+    assert all(n <= step ** t * (1 + 1e-9) for t, n in enumerate(norms.tolist()))
+
+
+def test_set_spectral_radius_is_what_the_base_problem_uses():
+    W0, _, _ = _base_problem(32, 100, 0)
+    assert torch.linalg.eigvals(W0).abs().max().item() == pytest.approx(1.0, rel=1e-9)
+
+
+def test_moving_the_radius_slider_redraws_the_gradient_curve():
+    w = gradient_explorer()
+    radius, nonlinearity, strength = w.children[:3]
+    w.update()
+    before = _bold_curve(w.draw.last_figure)
+    radius.value = 0.5
+    after = _bold_curve(w.draw.last_figure)
+    assert before != after and after[-1] < before[-1]
+    nonlinearity.value = "linear"
+    linear = _bold_curve(w.draw.last_figure)
+    assert linear != after
+    strength.value = 1.5                     # a linear RNN's Jacobian ignores the inputs
+    assert _bold_curve(w.draw.last_figure) == linear
+    plt.close("all")
+
+
+def test_input_strength_matters_for_tanh():
+    w = gradient_explorer(radius=2.0, nonlinearity="tanh", input_scale=0.0)
+    w.update()
+    before = _bold_curve(w.draw.last_figure)
+    w.children[2].value = 1.5                # more saturation: the gradient shrinks
+    after = _bold_curve(w.draw.last_figure)
+    assert after[-1] < before[-1]
+    plt.close("all")
+
+
+def test_static_figures_draw():
+    figs = [
+        timing_figure([16, 32, 64], {"RNN": [1e-3, 2e-3, 4e-3], "one self-attention layer": [1e-4] * 3}, 64),
+        gradient_norm_figure(radii=(0.5, 1.1), nonlinearities=("linear",), T=20),
+        gradient_norm_view(1.0, "relu", T=20),
+        distance_figure([2, 1, 0], {"RNN": [1e-3, 1e-2, 1.0], "attention": [0.1, 0.1, 0.2]}),
+        recall_figure([2, 4, 8], {"RNN": [1.0, 0.5, 0.1], "attention": [1.0, 1.0, 1.0]}, chance=1 / 8),
+    ]
+    assert all(f.axes for f in figs)
+    plt.close("all")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: timing_figure([16], {"RNN": [1.0]}, 64), "at least 2 values"),
+    (lambda: timing_figure([16, 32], {"RNN": [1.0]}, 64), "has 1 values for 2"),
+    (lambda: jacobian_norms(0.0), "radius must be a positive number"),
+    (lambda: jacobian_norms(1.0, "sigmoid"), "nonlinearity must be one of"),
+    (lambda: jacobian_norms(1.0, T=0), "T must be a positive int"),
+    (lambda: gradient_norm_figure(radii=()), "at least one spectral radius"),
+    (lambda: recall_figure([1, 2], {"RNN": [1.0, 1.0]}, chance=0), "chance must be a probability"),
+    (lambda: distance_figure([1, 2], {}), "must map a label"),
+])
+def test_bad_arguments_are_named(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+    plt.close("all")
