@@ -28,6 +28,14 @@ def _prepare(model, src, max_len):
     return model.encode(src, src_mask), src_mask
 
 
+def _never(logits, *ids):
+    """<pad> and <bos> are inputs, never outputs: rule them out (an undertrained model may
+    otherwise 'predict' padding, which would end its translation silently)."""
+    logits = logits.clone()
+    logits[:, list(ids)] = float("-inf")
+    return logits
+
+
 def _pad_id(model, pad_id):
     if pad_id is not None:
         return pad_id
@@ -40,7 +48,7 @@ def greedy_decode(model, src, bos_id, eos_id, max_len=20, pad_id=None):
 
     model: an EncoderDecoder. src: (batch, n_src) ids.
     Returns (batch, n) ids, n ≤ max_len + 1: <bos>, the tokens, <eos>, then pad_id
-    (default model.pad_id) after a row's <eos>.
+    (default model.pad_id) after a row's <eos>. <pad> and <bos> are never predicted.
     """
     pad_id = _pad_id(model, pad_id)
     memory, src_mask = _prepare(model, src, max_len)
@@ -48,7 +56,7 @@ def greedy_decode(model, src, bos_id, eos_id, max_len=20, pad_id=None):
     done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
     for _ in range(max_len):
         logits = model.decode(ys, memory, src_mask)[:, -1]  # (batch, vocab): last position only
-        nxt = logits.argmax(dim=-1)
+        nxt = _never(logits, pad_id, bos_id).argmax(dim=-1)
         nxt = torch.where(done, torch.full_like(nxt, pad_id), nxt)
         ys = torch.cat([ys, nxt[:, None]], dim=1)
         done |= nxt == eos_id
@@ -98,7 +106,8 @@ def beam_search(model, src, bos_id, eos_id, max_len=20, beam_size=4, length_pena
     scores[:, 0] = 0.0  # all beams start identical: expand only the first one
     done = torch.zeros(batch * k, dtype=torch.bool, device=src.device)
     for _ in range(max_len):
-        log_probs = model.decode(ys, memory, src_mask)[:, -1].log_softmax(-1)  # (batch·k, vocab)
+        logits = _never(model.decode(ys, memory, src_mask)[:, -1], pad_id, bos_id)
+        log_probs = logits.log_softmax(-1)  # (batch·k, vocab)
         # A finished beam can only be extended by padding, at no cost.
         frozen = torch.full_like(log_probs, float("-inf"))
         frozen[:, pad_id] = 0.0
