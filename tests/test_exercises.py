@@ -65,7 +65,7 @@ BAD = {
     "stub": (_stub, TODO, "not solved yet"),
     "crash": (_crash, CRASHED, "raised AttributeError"),
     "none": (lambda *a: None, WRONG, "returned None"),
-    "not a tensor": (lambda *a: 3.0, WRONG, "should be a torch tensor"),
+    "not a tensor": (lambda *a: 3.0, WRONG, "object of type float"),
 }
 
 

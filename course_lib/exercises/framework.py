@@ -118,6 +118,8 @@ def problem_with_output(value, expected, names: Sequence[str]) -> str | None:
     if value is None:
         return "your function returned None — did you forget the `return`?"
     got, want = _as_tuple(value), _as_tuple(expected)
+    if len(want) > 1 and not isinstance(value, (tuple, list)):
+        return f"expected a tuple ({', '.join(names)}), got {_describe(value)}"
     if len(got) != len(want):
         return f"expected {len(want)} value(s) ({', '.join(names)}), got {len(got)}"
     for name, g, w in zip(names, got, want):
