@@ -5,9 +5,10 @@ Every decoder here talks to the model through one small interface, a *step funct
     step(tokens) -> logits
     tokens: (batch, n) int64, the sequence so far;  logits: (batch, vocab) for token n+1
 
-so the same loops drive a decoder-only LM (`lm_step(model)`) and, in lessons 07–08,
-an encoder-decoder (`lambda ys: model.decode(ys, memory, src_mask)[:, -1]`). Beam
-search, which keeps several candidate sequences, is built on the same interface.
+so the same loops drive a decoder-only LM (`lm_step(model)`) or an encoder-decoder
+(`lambda ys: model.decode(ys, memory, src_mask)[:, -1]`, memory encoded once). A beam
+search fits the same interface: it calls `step` on its (beams, n) candidates. Lesson 08's
+translator has its own greedy and beam search in `course_lib.seq2seq_decoding`.
 
 From logits to a choice, at each step:
 

@@ -55,14 +55,17 @@ def sample_panel(prompt, text, probs, labels, temperature, top_k, top=20, width=
     if not text.startswith(prompt):
         raise ValueError("text must start with the prompt")
     p = _check_probs(probs, labels)
-    fig, (ax_p, ax_t) = plt.subplots(2, 1, figsize=(8, 5.6), gridspec_kw={"height_ratios": [1, 1.6]})
-    mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
-    k = "all" if top_k is None else str(top_k)
-    _bars(ax_p, p, labels, top, f"first new character after the prompt — {mode}, top-k = {k}")
     lines = []
     for para in text.split("\n"):
         lines.extend(textwrap.wrap(para, width, replace_whitespace=False, drop_whitespace=False) or [""])
-    shown = "\n".join(lines[:16])
+    lines = lines[:16]
+    text_height = 0.5 + 0.17 * len(lines)   # inches: the text panel grows with the sample
+    fig, (ax_p, ax_t) = plt.subplots(2, 1, figsize=(8, 2.6 + text_height),
+                                     gridspec_kw={"height_ratios": [2.4, text_height]})
+    mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
+    k = "all" if top_k is None else str(top_k)
+    _bars(ax_p, p, labels, top, f"first new character after the prompt — {mode}, top-k = {k}")
+    shown = "\n".join(lines)
     ax_t.axis("off")
     ax_t.text(0.0, 1.0, shown, va="top", ha="left", family="monospace", fontsize=9, transform=ax_t.transAxes)
     ax_t.set_title(f"sample: prompt {prompt!r} + {len(text) - len(prompt)} sampled characters",
