@@ -125,13 +125,13 @@ def _jacobian_norms(radius, nonlinearity, T, d, input_scale, seed):
     W = W0 * radius
     sigma = NONLINEARITIES[nonlinearity]
     J = torch.eye(d, dtype=torch.float64)
-    norms = [1.0]
+    products = [J]
     for t in range(T):
         a = W @ h + input_scale * drive[t]
         h = sigma(a)
         J = _derivative(nonlinearity, a)[:, None] * (W @ J)   # D_t W J_{t-1}
-        norms.append(torch.linalg.matrix_norm(J, ord=2).item())
-    return torch.tensor(norms, dtype=torch.float64)
+        products.append(J)
+    return torch.linalg.matrix_norm(torch.stack(products), ord=2)   # all T + 1 norms in one call
 
 
 def _plot_norms(ax, norms, **kwargs):
