@@ -1,0 +1,175 @@
+"""Figures for lesson 05 (the transformer block): fits with and without a nonlinearity,
+gradient norms vs depth, loss curves side by side, the residual stream's parts."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+__all__ = ["fit_plot", "grad_norm_vs_depth_plot", "loss_curves_plot", "stream_parts_plot", "layer_profile_plot"]
+
+_COLORS = ["tab:red", "tab:blue", "tab:purple", "tab:orange", "tab:green", "tab:brown"]
+
+
+def _np(name, values):
+    a = torch.as_tensor(values, dtype=torch.float32).detach().flatten().numpy()
+    if a.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    return a
+
+
+def fit_plot(x, target, lines=None, points=None, title="what each model computes"):
+    """A 1-D function and what models make of it.
+
+    x, target: the input grid and the true function on it. lines: {name: predictions on
+    x} drawn as curves; points: {name: (x_values, predictions)} drawn as dots (for models
+    whose answer depends on more than x). Returns the Figure.
+    """
+    x, target = _np("x", x), _np("target", target)
+    if len(x) != len(target):
+        raise ValueError(f"x has {len(x)} values but target has {len(target)}")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(x, target, color="black", lw=2.5, label="target |x|", zorder=1)
+    styles = iter(_COLORS)
+    for name, (px, py) in (points or {}).items():
+        px, py = _np(f"points[{name!r}] x", px), _np(f"points[{name!r}] y", py)
+        if len(px) != len(py):
+            raise ValueError(f"points[{name!r}] has {len(px)} x values and {len(py)} predictions")
+        ax.scatter(px, py, s=6, alpha=0.35, color=next(styles), label=name, zorder=2)
+    for name, y in (lines or {}).items():
+        y = _np(f"lines[{name!r}]", y)
+        if len(y) != len(x):
+            raise ValueError(f"lines[{name!r}] has {len(y)} values for {len(x)} x values")
+        ax.plot(x, y, lw=2, color=next(styles), label=name, zorder=3)
+    ax.set_xlabel("x (one position's input)")
+    ax.set_ylabel("output")
+    ax.set_title(title)
+    ax.legend(fontsize=8, markerscale=3)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first block"):
+    """‖∂loss/∂θ_first block‖ against the number of blocks, one line per wiring.
+
+    depths: the depths; norms: {wiring name: one norm per depth}. Log y axis; zero
+    norms (complete underflow) are drawn at the bottom edge. Returns the Figure.
+    """
+    depths = list(depths)
+    if not depths or not norms:
+        raise ValueError("depths and norms must not be empty")
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    positive = [v for vals in norms.values() for v in vals if v > 0]
+    floor = min(positive) / 10 if positive else 1e-30
+    for (name, vals), color in zip(norms.items(), _COLORS):
+        vals = list(vals)
+        if len(vals) != len(depths):
+            raise ValueError(f"norms[{name!r}] has {len(vals)} values for {len(depths)} depths")
+        ax.plot(depths, [max(v, floor) for v in vals], marker="o", color=color, label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("number of blocks")
+    ax.set_ylabel("gradient norm, first block")
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
+    """Training losses side by side, one panel per run, same axes everywhere.
+
+    curves: {run name: per-step losses}; chance: the loss of guessing (drawn dashed);
+    smooth: moving-average window (the raw loss is drawn faintly behind). NaN (a run
+    that diverged) ends the curve. Returns the Figure.
+    """
+    if not curves:
+        raise ValueError("curves must hold at least one run")
+    if smooth < 1:
+        raise ValueError(f"smooth must be >= 1, got {smooth}")
+    n = len(curves)
+    ncols = ncols or n
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.9 * nrows), sharey=True, squeeze=False)
+    finite = [v for c in curves.values() for v in c if np.isfinite(v)]
+    top = max(finite) if finite else 1.0
+    for ax, ((name, losses), color) in zip(axes.flat, zip(curves.items(), _COLORS * 3)):
+        y = np.asarray(list(losses), dtype=float)
+        if y.size == 0:
+            raise ValueError(f"curves[{name!r}] is empty")
+        steps = np.arange(1, len(y) + 1)
+        ax.plot(steps, y, color=color, alpha=0.25, lw=1)
+        if len(y) >= smooth:
+            kernel = np.ones(smooth) / smooth
+            ax.plot(steps[smooth - 1:], np.convolve(y, kernel, mode="valid"), color=color, lw=2)
+        if chance is not None:
+            ax.axhline(chance, color="gray", ls="--", lw=1, label="chance")
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylim(0, top * 1.05)
+        ax.grid(alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("training loss")
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    if chance is not None:
+        axes.flat[0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def stream_parts_plot(names, sizes, title="what each part adds to the residual stream"):
+    """Bar chart: the RMS size of each contribution to the final residual stream.
+
+    names: one label per part (embedding, block i attn, block i ffn, ...); sizes: one
+    number per part. Returns the Figure.
+    """
+    names = list(names)
+    sizes = _np("sizes", sizes)
+    if len(names) != len(sizes):
+        raise ValueError(f"got {len(names)} names for {len(sizes)} sizes")
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.32 * len(names) + 1.5), 3.4))
+    colors = ["black" if n == "embedding" else ("tab:blue" if "attn" in n else "tab:orange") for n in names]
+    ax.bar(range(len(names)), sizes, color=colors)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=90, fontsize=7)
+    ax.set_ylabel("RMS size of the part")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def layer_profile_plot(grad_norms, stream_rms, title=""):
+    """Two panels over the blocks of one stack: the gradient norm of each block's
+    parameters, and the RMS size of the residual stream after each block (log scales).
+    Returns the Figure."""
+    g, r = _np("grad_norms", grad_norms), _np("stream_rms", stream_rms)
+    if len(g) != len(r):
+        raise ValueError(f"grad_norms has {len(g)} values but stream_rms has {len(r)}")
+    blocks = np.arange(1, len(g) + 1)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    positive = g[g > 0]
+    floor = positive.min() / 10 if positive.size else 1e-30
+    shown = np.maximum(g, floor)
+    a1.plot(blocks, shown, marker="o", color="tab:red")
+    a1.set_yscale("log")
+    a1.set_ylim(min(1e-6, shown.min() / 3), 1e3)
+    a1.set_xlabel("block (1 = nearest the input)")
+    a1.set_ylabel("gradient norm of its parameters")
+    a2.plot(blocks, r, marker="o", color="tab:blue")
+    a2.set_yscale("log")
+    a2.set_ylim(1e-3, 1e2)
+    a2.set_xlabel("block")
+    a2.set_ylabel("RMS of the stream after it")
+    for a in (a1, a2):
+        a.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
