@@ -583,13 +583,14 @@ def translate(model, data, text, beam_size=None, max_len=20):
 
 
 def attention_for_bertviz(model, data, text):
-    """Every layer's attention for one translation, in bertviz's format.
+    """Every layer's attention for one translation, ready for bertviz.
 
-    Returns {"encoder": [...], "decoder": [...], "cross": [...]} with one tensor per
-    layer shaped (1, heads, seq_q, seq_k), plus "src_tokens" (English words) and
-    "tgt_tokens" (<bos> + German pieces: the decoder's inputs). Pass them to
-    bertviz's model_view / head_view as encoder_attention, decoder_attention,
-    cross_attention, encoder_tokens, decoder_tokens.
+    Returns {"attention": {"encoder": [...], "decoder": [...], "cross": [...]},
+    "src_tokens": English words, "tgt_tokens": <bos> + German pieces (the decoder's
+    inputs)}. Each list holds one tensor per layer shaped (1, heads, seq_q, seq_k):
+    encoder (1, h, n_src, n_src), decoder (1, h, n_tgt, n_tgt), cross (1, h, n_tgt, n_src).
+    With `course_lib.bertviz_views`:
+        show("model", v["attention"], src_tokens=v["src_tokens"], tgt_tokens=v["tgt_tokens"])
     """
     from .models import collect_attention
 
@@ -598,5 +599,5 @@ def attention_for_bertviz(model, data, text):
     src = torch.tensor([data.src_vocab.encode(result["source"])])
     tgt_in = torch.tensor([[v.bos_id] + v.encode(result["pieces"])])
     attn = collect_attention(model, src, tgt_in)
-    return {**{k: list(w) for k, w in attn.items()}, "src_tokens": result["source"],
+    return {"attention": {k: list(w) for k, w in attn.items()}, "src_tokens": result["source"],
             "tgt_tokens": result["decoder_inputs"]}

@@ -187,9 +187,18 @@ def test_bertviz_hook_shapes(data, tiny_state):
     a = attention_for_bertviz(tiny_state.model, data, "21")
     n_src, n_tgt = len(a["src_tokens"]), len(a["tgt_tokens"])
     assert a["src_tokens"] == ["twenty", "one"] and a["tgt_tokens"][0] == "<bos>"
-    assert [t.shape for t in a["encoder"]] == [(1, 2, n_src, n_src)]
-    assert [t.shape for t in a["decoder"]] == [(1, 2, n_tgt, n_tgt)]
-    assert [t.shape for t in a["cross"]] == [(1, 2, n_tgt, n_src)]
+    assert [t.shape for t in a["attention"]["encoder"]] == [(1, 2, n_src, n_src)]
+    assert [t.shape for t in a["attention"]["decoder"]] == [(1, 2, n_tgt, n_tgt)]
+    assert [t.shape for t in a["attention"]["cross"]] == [(1, 2, n_tgt, n_src)]
+
+
+def test_bertviz_hook_renders_offline(data, tiny_state):
+    pytest.importorskip("bertviz")
+    from course_lib.bertviz_views import show
+    a = attention_for_bertviz(tiny_state.model, data, "21")
+    view = show("model", a["attention"], src_tokens=a["src_tokens"], tgt_tokens=a["tgt_tokens"])
+    html = view._repr_html_() if hasattr(view, "_repr_html_") else str(view)
+    assert "twenty" in html and "cdnjs" not in html
 
 
 @pytest.mark.slow
