@@ -58,10 +58,10 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     soft = torch.softmax(scores, dim=0)
 
     fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
-    ax_p.scatter(K[:, 0], K[:, 1], s=60, color="tab:blue", zorder=3)
+    ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color="tab:blue", zorder=3)
     for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
         ax_p.annotate(f"{lab} (v={val:g})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
-    ax_p.scatter([q[0]], [q[1]], marker="*", s=220, color="tab:red", zorder=4)
+    ax_p.scatter([q[0].item()], [q[1].item()], marker="*", s=220, color="tab:red", zorder=4)
     ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color="tab:red")
     ax_p.axhline(0, color="gray", lw=0.6)
     ax_p.axvline(0, color="gray", lw=0.6)
@@ -69,9 +69,13 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     ax_p.margins(0.25)
 
     pos = torch.arange(len(K), dtype=torch.float32)
-    ax_w.bar(pos - 0.2, hard, width=0.4, color="tab:gray", label=f"hard (argmax): returns {float(hard @ v):.2f}")
-    ax_w.bar(pos + 0.2, soft, width=0.4, color="tab:blue", label=f"soft (softmax): returns {float(soft @ v):.2f}")
-    for i, p in enumerate(soft.tolist()):
+    hard_out, soft_out = (hard @ v).item(), (soft @ v).item()   # what each lookup returns
+    hard, soft = hard.tolist(), soft.tolist()
+    ax_w.bar((pos - 0.2).tolist(), hard, width=0.4, color="tab:gray",
+             label=f"hard (argmax): returns {hard_out:.2f}")
+    ax_w.bar((pos + 0.2).tolist(), soft, width=0.4, color="tab:blue",
+             label=f"soft (softmax): returns {soft_out:.2f}")
+    for i, p in enumerate(soft):
         ax_w.text(i + 0.2, p + 0.02, f"{p:.2f}", ha="center", fontsize=8)
     ax_w.set_xticks(pos.tolist(), labels)
     ax_w.set_ylim(0, 1.15)
