@@ -11,12 +11,16 @@ import pkgutil
 def export_submodules(package_name: str, namespace: dict) -> list[str]:
     """Import each non-private submodule and copy its `__all__` into `namespace`."""
     package = importlib.import_module(package_name)
-    exported = []
+    exported, origin = [], {}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{package_name}.{info.name}")
         for name in getattr(module, "__all__", []):
+            if name in origin:
+                raise ImportError(f"{package_name}: both {origin[name]} and {info.name} "
+                                  f"export {name!r}; rename one of them")
+            origin[name] = info.name
             namespace[name] = getattr(module, name)
             exported.append(name)
     return exported
