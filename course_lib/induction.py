@@ -43,6 +43,7 @@ __all__ = [
     "ablation_table",
     "residual_components",
     "token_influence",
+    "logit_contributions",
 ]
 
 
@@ -318,3 +319,27 @@ def model_vocab(model):
         if hasattr(m, "vocab_size"):
             return m.vocab_size
     raise ValueError("cannot tell the vocabulary size; pass vocab_size")
+
+
+def logit_contributions(model, tokens):
+    """Each residual-stream term's share of the logit of the *actual next token*.
+
+    The final LayerNorm divides the whole stream by one number σ per position; with σ
+    taken from the real stream, LN(x) = Σ_c (c - mean c)/σ · γ + β is a sum over the
+    terms c of `residual_components`, and so is the logit U·LN(x) + b. Returns
+    {term: (batch, n-1)} plus "LN β + unembed bias"; at position t the values add up
+    exactly to logits[:, t, tokens[:, t+1]].
+    """
+    parts = residual_components(model, tokens)
+    with torch.no_grad():
+        x = sum(parts.values())
+        norm = model.norm
+        sigma = torch.sqrt(x.var(dim=-1, unbiased=False, keepdim=True) + norm.eps)   # (batch, n, 1)
+        target = tokens[:, 1:]
+        u = model.unembed.weight[target]                                            # (batch, n-1, d)
+        out = {}
+        for name, c in parts.items():
+            c = (c - c.mean(dim=-1, keepdim=True)) / sigma * norm.weight
+            out[name] = (c[:, :-1] * u).sum(-1)
+        out["LN β + unembed bias"] = u @ norm.bias + model.unembed.bias[target]
+    return out

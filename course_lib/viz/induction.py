@@ -71,6 +71,7 @@ def position_loss_plot(curves, period):
         if c.dim() != 1 or c.numel() != 2 * period:
             raise ValueError(f"curve {label!r} must have 2·period = {2 * period} entries, got {tuple(c.shape)}")
         ax.plot(np.arange(1, 2 * period + 1), c.numpy(), marker="o", ms=3, label=label)
+    ax.set_xticks(range(1, 2 * period + 1, max(1, period // 5)))
     ax.axvline(period + 0.5, color="k", ls="--", lw=1)
     ax.text(period + 0.7, ax.get_ylim()[1] * 0.92, "repeat starts", fontsize=8)
     ax.set_xlabel("position of the predicted token")
@@ -154,7 +155,7 @@ def ablation_bars(table, vocab_size=None):
     ax.set_xticks(x, names, fontsize=8)
     ax.set_ylabel("loss (nats)")
     ax.set_title("ablation: heads' outputs set to zero", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -180,21 +181,24 @@ def influence_maps(maps, tokens=None):
     return fig
 
 
-def residual_contribution_bars(norms):
-    """How much each term of the residual stream writes, in the two halves.
+def residual_contribution_bars(values, ylabel="mean contribution", title=None):
+    """One pair of bars per residual-stream term: its value at first-copy positions and at
+    repeated-copy positions (e.g. its contribution to the correct token's logit).
 
-    norms: {component: (first-copy mean norm, repeated-copy mean norm)}. Returns the Figure.
+    values: {term: (first-copy value, repeated-copy value)}. Returns the Figure.
     """
-    if not isinstance(norms, dict) or not norms:
-        raise ValueError("norms must be a non-empty dict {component: (first, repeated)}")
-    names = list(norms)
+    if not isinstance(values, dict) or not values:
+        raise ValueError("values must be a non-empty dict {term: (first, repeated)}")
+    names = list(values)
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(0.9 * len(names) + 2.5, 3.0))
-    ax.bar(x - 0.2, [norms[k][0] for k in names], 0.4, color="tab:gray", label="first-copy positions")
-    ax.bar(x + 0.2, [norms[k][1] for k in names], 0.4, color="tab:red", label="repeated-copy positions")
-    ax.set_xticks(x, names, fontsize=8)
-    ax.set_ylabel("mean ‖term‖ at a position")
-    ax.set_title("what each term writes into the residual stream", fontsize=10)
+    fig, ax = plt.subplots(figsize=(0.95 * len(names) + 2.5, 3.2))
+    ax.bar(x - 0.2, [values[k][0] for k in names], 0.4, color="tab:gray", label="first-copy positions")
+    ax.bar(x + 0.2, [values[k][1] for k in names], 0.4, color="tab:red", label="repeated-copy positions")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_xticks(x, names, fontsize=8, rotation=20, ha="right")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
