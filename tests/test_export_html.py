@@ -1,0 +1,246 @@
+"""tools/export_html.py: lessons as HTML pages that render offline.
+
+Fast tests check the exported page's text (no http(s) resource, widgets replaced
+by their saved view, links between lessons, bad input). The browser test opens
+the pages from file:// in headless Chromium with every non-file request aborted
+and fails if one was even attempted; MathJax must have typeset the formulas, the
+figures must be decoded, bertviz views must have drawn, and the page must raise
+no error.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON00 = ROOT / "notebooks" / "00_start_here.ipynb"
+TOOL = ROOT / "tools" / "export_html.py"
+ARTIFACTS = ROOT / "test-artifacts" / "export_html"
+
+_spec = importlib.util.spec_from_file_location("export_html", TOOL)
+export_html = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(export_html)
+
+
+def _outputs(nb):
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def _count_png(nb):
+    """PNG figures a page should show: cell outputs plus those inside saved widget views."""
+    n = sum("image/png" in o.get("data", {}) for o in _outputs(nb))
+    state = nb.metadata.get("widgets", {}).get(export_html.WIDGET_STATE, {}).get("state", {})
+    views = {o["data"][export_html.WIDGET_VIEW]["model_id"] for o in _outputs(nb)
+             if export_html.WIDGET_VIEW in o.get("data", {})}
+
+    def walk(mid, seen):
+        if mid in seen or mid not in state:
+            return 0
+        seen.add(mid)
+        st = state[mid]["state"]
+        k = sum("image/png" in o.get("data", {}) for o in st.get("outputs", []))
+        return k + sum(walk(c[len("IPY_MODEL_"):], seen) for c in st.get("children", [])
+                       if isinstance(c, str) and c.startswith("IPY_MODEL_"))
+    return n + sum(walk(v, set()) for v in views)
+
+
+def _bertviz_lessons():
+    """Lessons whose saved outputs contain a bertviz view (08/09/10 once executed)."""
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        if any("bertviz-" in o.get("data", {}).get("text/html", "") for o in _outputs(nb)):
+            found.append(path)
+    return found
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    out = tmp_path_factory.mktemp("html")
+    pages = export_html.export([LESSON00], out)
+    return out, pages[0]
+
+
+# ----------------------------------------------------------------------------- page text
+def test_lesson00_page_loads_nothing_from_the_network(exported):
+    out, page = exported
+    text = page.read_text(encoding="utf-8")
+    assert export_html.external_references(text) == []
+    assert "unpkg.com" not in text and "cdnjs" not in text and "cdn.jsdelivr" not in text
+    assert '<script src="mathjax/MathJax.js?config=' in text
+    assert (out / "mathjax" / "MathJax.js").is_file()
+    assert (out / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").is_dir()
+    assert (out / "index.html").is_file() and page.name in (out / "index.html").read_text()
+
+
+def test_figures_are_embedded_and_widgets_become_their_saved_view(exported):
+    _, page = exported
+    text = page.read_text(encoding="utf-8")
+    nb = nbformat.read(LESSON00, as_version=4)
+    assert text.count('src="data:image/png;base64,') == _count_png(nb) >= 2
+    assert "application/vnd.jupyter.widget-state+json" not in text
+    assert "application/vnd.jupyter.widget-view+json" not in text
+    assert export_html.STATIC_NOTE in text
+    assert "<b>temperature T</b> = 1" in text     # the slider's saved value
+
+
+def test_links_between_lessons_point_at_the_exported_pages(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# T\n[next](01_b.ipynb), [part](01_b.ipynb#sec), [elsewhere](99_z.ipynb), "
+        "[web](https://example.org/x.ipynb)")])
+    a, b = tmp_path / "00_a.ipynb", tmp_path / "01_b.ipynb"
+    nbformat.write(nb, a)
+    nbformat.write(nbformat.v4.new_notebook(), b)
+    export_html.export([a, b], tmp_path / "out")
+    text = (tmp_path / "out" / "00_a.html").read_text()
+    assert 'href="01_b.html"' in text and 'href="01_b.html#sec"' in text
+    assert 'href="99_z.ipynb"' in text          # not exported: left alone
+    assert 'href="https://example.org/x.ipynb"' in text
+
+
+def test_hide_solutions_keeps_outputs_but_not_the_solution(tmp_path):
+    export_html.export([LESSON00], tmp_path, hide_solutions=True)
+    text = (tmp_path / LESSON00.with_suffix(".html").name).read_text()
+    nb = nbformat.read(LESSON00, as_version=4)
+    in_prose = sum(c.source.count("BEGIN SOLUTION") for c in nb.cells if c.cell_type == "markdown")
+    assert any("BEGIN SOLUTION" in c.source for c in nb.cells if c.cell_type == "code")
+    assert text.count("BEGIN SOLUTION") == in_prose          # only where the prose mentions it
+    assert "# YOUR CODE HERE" in text and "write your solution here" in text
+    assert 'src="data:image/png;base64,' in text
+
+
+def test_static_rendering_of_controls_progress_bars_and_missing_state():
+    state = {
+        "box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_dd", "IPY_MODEL_cb",
+                                                                  "IPY_MODEL_out"]}},
+        "dd": {"model_name": "DropdownModel", "state": {"description": "sentence", "index": 1,
+                                                          "_options_labels": ["a", "b <c>"]}},
+        "cb": {"model_name": "CheckboxModel", "state": {"description": "scaled", "value": False}},
+        "out": {"model_name": "OutputModel", "state": {"outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "hello\n"}]}},
+        "bar": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_h", "IPY_MODEL_p"]}},
+        "h": {"model_name": "HTMLModel", "state": {"value": "training: 100%"}},
+        "p": {"model_name": "FloatProgressModel", "state": {"min": 0, "max": 40, "value": 40}},
+    }
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("w", outputs=[
+        nbformat.v4.new_output("display_data", data={export_html.WIDGET_VIEW: {"model_id": m},
+                                                     "text/plain": "x"})
+        for m in ("box", "bar", "gone")])])
+    nb.metadata["widgets"] = {export_html.WIDGET_STATE: {"state": state}}
+    assert export_html.replace_widgets(nb) == 3
+    outs = nb.cells[0].outputs
+    html = [o["data"]["text/html"] for o in outs if "data" in o]
+    assert "<b>sentence</b> = b &lt;c&gt;" in html[0] and "<b>scaled</b> = off" in html[0]
+    assert outs[1]["output_type"] == "stream" and outs[1]["text"] == "hello\n"
+    assert '<progress value="40" max="40">' in html[1] and "training: 100%" in html[1]
+    assert "run the notebook to see this widget" in html[2]
+    assert "widgets" not in nb.metadata
+
+
+@pytest.mark.parametrize("snippet", [
+    '<script src="https://cdn.example/x.js"></script>',
+    "<script type='text/javascript' src='//cdn.example/x.js'></script>",
+    '<link rel="stylesheet" href="https://fonts.example/css">',
+    '<img src="http://example.org/a.png">',
+    "<style>@font-face { src: url('https://example.org/f.woff') }</style>",
+    '<script type="module">const m = await import("https://cdn.example/m.mjs")</script>',
+])
+def test_external_resources_are_detected(snippet):
+    assert export_html.external_references(f"<html>{snippet}</html>")
+
+
+def test_plain_links_and_css_comments_are_not_resources():
+    page = ('<a href="https://arxiv.org/abs/1706.03762">paper</a>'
+            "<style>/* see https://github.com/x url(https://x) */ .a{color:red}</style>"
+            '<script src="mathjax/MathJax.js"></script>')
+    assert export_html.external_references(page) == []
+
+
+@pytest.mark.parametrize("name", ["notes.txt", "missing.ipynb", "broken.ipynb"])
+def test_bad_input_one_line_and_nothing_written(tmp_path, name):
+    (tmp_path / "notes.txt").write_text("not a notebook")
+    (tmp_path / "broken.ipynb").write_text("{ this is not json")
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, str(TOOL), str(LESSON00), str(tmp_path / name), "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1
+    assert len(r.stderr.strip().splitlines()) == 1 and name in r.stderr, r.stderr
+    assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- browser
+def _open_offline(browser, page_path: Path, shot: Path):
+    """Open `page_path` from file:// with every other request aborted; returns facts."""
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    attempted, page_errors, console_errors = [], [], []
+
+    def route(r):
+        if r.request.url.startswith(("file:", "data:", "blob:")):
+            r.continue_()
+        else:
+            attempted.append(r.request.url)
+            r.abort()
+    page.route("**/*", route)
+    page.on("pageerror", lambda e: page_errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
+    page.goto(page_path.as_uri())
+    page.wait_for_function("document.body.getAttribute('data-mathjax') === 'done'", timeout=90_000)
+    page.wait_for_timeout(1000)         # bertviz's scripts draw after load
+    facts = page.evaluate(r"""() => ({
+        math: document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length,
+        mathErrors: document.querySelectorAll('.MathJax_Error, merror').length
+                    + (document.body.innerText.includes('Math Processing Error') ? 1 : 0),
+        rawTex: Array.from(document.querySelectorAll('.jp-MarkdownCell'))
+                     .some(c => /\$[^$\n]*\\[a-zA-Z]+[^$\n]*\$/.test(c.innerText)),
+        images: Array.from(document.images).map(i => i.complete && i.naturalWidth > 0),
+        bertviz: Array.from(document.querySelectorAll('[id^="bertviz-"]'))
+                      .map(d => d.querySelectorAll('svg *').length),
+        widgetFailure: document.body.innerText.includes('Loading widget'),
+    })""")
+    page.screenshot(path=str(shot), full_page=True)
+    page.close()
+    return facts, attempted, page_errors, console_errors
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_pages_render_in_chromium_with_the_network_cut_off(tmp_path):
+    import browser_support as bs
+    from playwright.sync_api import sync_playwright
+
+    lessons = [LESSON00] + [p for p in _bertviz_lessons() if p != LESSON00]
+    out = tmp_path / "html"
+    pages = export_html.export(lessons, out)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(bs.require_chromium()), headless=True,
+                                     args=["--headless", "--no-sandbox", "--disable-gpu",
+                                           "--disable-background-networking",
+                                           "--disable-component-update", "--disable-sync",
+                                           "--no-first-run"])
+        try:
+            for lesson, page_path in zip(lessons, pages):
+                text = page_path.read_text(encoding="utf-8")
+                assert export_html.external_references(text) == [], page_path.name
+                facts, attempted, page_errors, console_errors = _open_offline(
+                    browser, page_path, ARTIFACTS / f"{page_path.stem}.png")
+                where = f"{page_path.name} (screenshot in {ARTIFACTS})"
+                assert attempted == [], f"{where} tried to fetch: {attempted}"
+                assert page_errors == [], f"{where}: {page_errors}"
+                assert console_errors == [], f"{where}: {console_errors}"
+                assert facts["math"] > 0 and facts["mathErrors"] == 0, (where, facts)
+                assert not facts["rawTex"], f"{where}: LaTeX left untypeset"
+                nb = nbformat.read(lesson, as_version=4)
+                assert len(facts["images"]) >= _count_png(nb) and all(facts["images"]), (where, facts)
+                assert not facts["widgetFailure"], where
+                n_bertviz = text.count('<div id="bertviz-')
+                assert len(facts["bertviz"]) >= n_bertviz
+                assert all(n > 0 for n in facts["bertviz"]), f"{where}: a bertviz view drew nothing: {facts}"
+        finally:
+            browser.close()
