@@ -31,7 +31,9 @@ def test_top_k_keeps_the_k_largest():
 
 
 def test_probabilities_greedy_temperature_top_k():
-    logits = torch.randn(5, 13)
+    # Distinct logits at least 0.1 apart, so T = 1e-3 is one-hot to float precision.
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.stack([torch.randperm(13, generator=gen) * 0.3 for _ in range(5)]).float()
     for t, k in [(1.0, None), (0.3, None), (3.0, 4)]:
         p = next_token_probs(logits, t, k)
         assert torch.allclose(p.sum(-1), torch.ones(5))
