@@ -81,6 +81,15 @@ def test_attention_maps_match_the_reference(outputs):
         assert (a - b).abs().max() <= 1e-5, f"layer {layer}"
 
 
+def test_bertviz_views_of_the_reference_model(outputs):
+    from course_lib.bertviz_views import show
+
+    batch, tokens, theirs, _, _ = outputs
+    for view in ("head", "model"):
+        v = show(view, theirs.attentions, tokens=tokens[1], batch_index=1)   # HF's tuple, as returned
+        assert "cdnjs" not in v.data and '"street"' in v.data
+
+
 def test_padding_gets_no_attention_and_does_not_change_a_sentence(models, outputs):
     _, ours, tok = models
     batch, _, _, mine, attn = outputs
