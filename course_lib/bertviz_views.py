@@ -358,14 +358,17 @@ def collect_queries_keys(model, *inputs, **kwargs):
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     found = {"queries": [], "keys": []}
-    order = []
     hooks = []
+
+    def keep(kind, mha):
+        def hook(module, args, out):
+            found[kind].append(mha.split_heads(out).detach())   # (batch, h, n, d_k)
+        return hook
+
     for name, m in model.named_modules():
         if isinstance(m, MultiHeadAttention) and not name.endswith("cross_attn"):
-            def keep(mod, args, out, m=m, kind="queries"):
-                order.append((id(m), kind, m.split_heads(out).detach()))
-            hooks.append(m.w_q.register_forward_hook(functools.partial(keep, m=m, kind="queries")))
-            hooks.append(m.w_k.register_forward_hook(functools.partial(keep, m=m, kind="keys")))
+            hooks.append(m.w_q.register_forward_hook(keep("queries", m)))
+            hooks.append(m.w_k.register_forward_hook(keep("keys", m)))
     if not hooks:
         raise ValueError(f"{type(model).__name__} has no self-attention MultiHeadAttention modules")
     was_training = model.training
@@ -377,6 +380,4 @@ def collect_queries_keys(model, *inputs, **kwargs):
         for h in hooks:
             h.remove()
         model.train(was_training)
-    for _, kind, t in order:
-        found[kind].append(t)
     return found

@@ -17,7 +17,6 @@ the embeddings plus every head's output (see `residual_components`).
 from __future__ import annotations
 
 import contextlib
-import math
 
 import torch
 import torch.nn.functional as F
@@ -296,7 +295,7 @@ def token_influence(model, tokens, vocab_size=None, generator=None):
     """
     tokens = tokens.reshape(1, -1)
     n = tokens.shape[1]
-    vocab_size = vocab_size or model_vocab(model)
+    vocab_size = vocab_size or _model_vocab(model)
     changed = tokens.repeat(n, 1)                           # row j: token j replaced
     shift = torch.randint(1, vocab_size, (n,), generator=generator)
     idx = torch.arange(n)
@@ -312,7 +311,7 @@ def token_influence(model, tokens, vocab_size=None, generator=None):
     return (out - base).norm(dim=-1).T                       # [t, j]
 
 
-def model_vocab(model):
+def _model_vocab(model):
     for m in model.modules():
         if isinstance(m, nn.Embedding):
             return m.num_embeddings
