@@ -67,6 +67,8 @@ __all__ = [
     "translate",
     "parse_source",
     "attention_for_bertviz",
+    "error_kind",
+    "ERROR_KINDS",
 ]
 
 MAX_NUMBER = 999_999
@@ -530,6 +532,42 @@ def evaluate_exact_match(model, data, numbers=None, batch_size=1000, beam_size=N
     correct = np.array([p == e for p, e in zip(predicted, expected)])
     return {"exact_match": float(correct.mean()), "numbers": numbers, "predicted": predicted,
             "expected": expected, "correct": correct}
+
+
+TENS = ("zwanzig", "dreißig", "vierzig", "fünfzig", "sechzig", "siebzig", "achtzig", "neunzig")
+ERROR_KINDS = {
+    "ein / eins": "German writes 'eins' only at the very end of a number and 'ein' before 'und', "
+                  "'hundert', 'tausend'; the model used the other one",
+    "eins before tausend": "num2words writes 'einhunderteinstausend' for 101 000 (correct German: "
+                           "'einhunderteintausend'); the model wrote 'ein'",
+    "units before tens": "a units word + 'und' was added to, or dropped from, a tens word "
+                         "(e.g. 'neunzig' vs 'sieben und neunzig')",
+    "too short / too long": "the translation stopped early or went on after the right end",
+    "other": "a wrong piece of another kind",
+}
+
+
+def error_kind(expected, predicted):
+    """Classify a wrong translation by its first differing piece (keys of ERROR_KINDS).
+
+    expected, predicted: lists of German pieces. Returns None if they are equal.
+    """
+    if expected == predicted:
+        return None
+    i = next((i for i, (e, p) in enumerate(zip(expected, predicted)) if e != p), min(len(expected), len(predicted)))
+    e = expected[i] if i < len(expected) else None
+    p = predicted[i] if i < len(predicted) else None
+    if {e, p} == {"eins", "ein"}:
+        return "eins before tausend" if expected[i : i + 2] == ["eins", "tausend"] else "ein / eins"
+    if e in TENS and p not in TENS and predicted[i + 1 : i + 2] == ["und"]:
+        return "units before tens"
+    if p in TENS and e not in TENS and expected[i + 1 : i + 2] == ["und"]:
+        return "units before tens"
+    if (e is None and p == "und") or (p is None and e == "und"):
+        return "units before tens"  # '… neun' vs '… neun und dreißig'
+    if e is None or p is None:
+        return "too short / too long"
+    return "other"
 
 
 def parse_source(data, text):

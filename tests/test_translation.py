@@ -7,7 +7,7 @@ from num2words import num2words
 
 from course_lib.translation import (
     MAX_NUMBER, NumberTranslationData, TrainState, TranslatorConfig, Vocab, attention_for_bertviz,
-    english, evaluate_exact_match, german, german_pieces, label_smoothed_cross_entropy, pad_sequences,
+    ERROR_KINDS, english, error_kind, evaluate_exact_match, german, german_pieces, label_smoothed_cross_entropy, pad_sequences,
     parse_source, sample_numbers, shift_targets, smoothed_targets, token_accuracy, tokenize_english,
     tokenize_german, train_translator, translate, warmup_schedule,
 )
@@ -207,3 +207,20 @@ def test_default_recipe_reaches_99_percent_on_held_out_numbers():
     data = NumberTranslationData()
     state = train_translator(TrainState.fresh(data), data, progress=False)
     assert evaluate_exact_match(state.model, data)["exact_match"] >= 0.99
+
+
+@pytest.mark.parametrize("expected, predicted, kind", [
+    ("drei hundert eins", "drei hundert eins", None),
+    ("drei hundert eins", "drei hundert ein", "ein / eins"),
+    ("acht hundert eins", "acht hundert ein hundert", "ein / eins"),
+    ("drei hundert eins tausend neun", "drei hundert ein tausend neun", "eins before tausend"),
+    ("sieben hundert zwanzig tausend", "sieben hundert sieben und zwanzig tausend", "units before tens"),
+    ("vier tausend neunzig", "vier tausend vier und neunzig", "units before tens"),
+    ("drei und dreißig tausend neun", "drei und dreißig tausend neun und dreißig", "units before tens"),
+    ("sechs tausend", "sechs tausend sechs", "too short / too long"),
+    ("ein tausend ein hundert", "ein tausend eins", "ein / eins"),
+    ("achtzehn tausend neunzig", "achtzehn tausend achtzehn", "other"),
+])
+def test_error_kinds(expected, predicted, kind):
+    assert error_kind(expected.split(), predicted.split()) == kind
+    assert kind is None or kind in ERROR_KINDS

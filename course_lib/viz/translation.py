@@ -118,8 +118,14 @@ def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
         ax.axvline(resumed_at, color="tab:green", ls="--", label=f"resumed from checkpoint (step {resumed_at})")
     if floor is not None:
         ax.axhline(floor, color="tab:red", ls=":", label=f"label-smoothing floor {floor:.3f}")
-    if log:
+    if log:  # log scale, plain tick labels
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
         ax.set_yscale("log")
+        lo = min(loss.min(), floor if floor is not None else np.inf)
+        ax.set_yticks([t for t in (0.5, 0.6, 0.7, 0.8, 1, 1.5, 2, 3, 4, 6, 8) if lo * 0.9 <= t <= loss.max() * 1.1])
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel="training step", ylabel="cross-entropy (nats)", title="training loss")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -214,8 +220,12 @@ def accuracy_by_length(results, title="exact match by number of digits"):
         for b, a in zip(bars, acc):
             ax.text(b.get_x() + b.get_width() / 2, a + 0.005, f"{a:.1%}", ha="center", fontsize=7, rotation=90)
     ax.set_xticks(range(len(lengths)), [f"{d} digits" for d in lengths])
-    low = min(min(all_acc) - 0.05, 0.9)
-    ax.set(ylim=(max(0.0, math.floor(low * 10) / 10), 1.08), ylabel="exact match", title=title)
+    from matplotlib.ticker import PercentFormatter
+
+    low = max(0.0, math.floor(min(min(all_acc) - 0.05, 0.9) * 10) / 10)
+    ax.set(ylim=(low, 1.07), ylabel="exact match", title=title)
+    ax.set_yticks(np.linspace(low, 1.0, 6))
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     return fig
