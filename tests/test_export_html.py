@@ -10,7 +10,7 @@ no error.
 from __future__ import annotations
 
 import importlib.util
-import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,12 +50,15 @@ def _count_png(nb):
     return n + sum(walk(v, set()) for v in views)
 
 
-def _bertviz_lessons():
-    """Lessons whose saved outputs contain a bertviz view (08/09/10 once executed)."""
+def _special_lessons():
+    """Lessons with a bertviz view in their outputs, or an image file in their prose."""
     found = []
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        if any("bertviz-" in o.get("data", {}).get("text/html", "") for o in _outputs(nb)):
+        bertviz = any("bertviz-" in o.get("data", {}).get("text/html", "") for o in _outputs(nb))
+        image = any(re.search(r"!\[[^\]]*\]\((?!https?:|data:)|<img\b", c.source)
+                    for c in nb.cells if c.cell_type == "markdown")
+        if bertviz or image:
             found.append(path)
     return found
 
@@ -102,6 +105,33 @@ def test_links_between_lessons_point_at_the_exported_pages(tmp_path):
     assert 'href="01_b.html"' in text and 'href="01_b.html#sec"' in text
     assert 'href="99_z.ipynb"' in text          # not exported: left alone
     assert 'href="https://example.org/x.ipynb"' in text
+
+
+def test_images_beside_the_lessons_are_embedded_and_a_missing_one_is_an_error(tmp_path):
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "d.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    (tmp_path / "nb").mkdir()
+    good = tmp_path / "nb" / "00_a.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# A\n![diagram](../assets/d.svg)\n<img src=\"../assets/d.svg\" width=\"50\">")]), good)
+    export_html.export([good], tmp_path / "out")
+    text = (tmp_path / "out" / "00_a.html").read_text()
+    assert text.count('src="data:image/svg+xml;base64,') == 2 and "../assets" not in text
+    bad = tmp_path / "nb" / "01_b.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+        "# B\n![gone](../assets/missing.png)")]), bad)
+    with pytest.raises(export_html.ExportError, match="missing.png"):
+        export_html.export([bad], tmp_path / "out2")
+
+
+def test_the_index_lists_every_page_in_the_folder(tmp_path):
+    for name in ("00_a", "01_b"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# Lesson {name}")]),
+                       tmp_path / f"{name}.ipynb")
+    export_html.export([tmp_path / "00_a.ipynb"], tmp_path / "out")
+    export_html.export([tmp_path / "01_b.ipynb"], tmp_path / "out")    # one at a time
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert '<a href="00_a.html">Lesson 00_a</a>' in index and '<a href="01_b.html">Lesson 01_b</a>' in index
 
 
 def test_hide_solutions_keeps_outputs_but_not_the_solution(tmp_path):
@@ -214,7 +244,7 @@ def test_pages_render_in_chromium_with_the_network_cut_off(tmp_path):
     import browser_support as bs
     from playwright.sync_api import sync_playwright
 
-    lessons = [LESSON00] + [p for p in _bertviz_lessons() if p != LESSON00]
+    lessons = [LESSON00] + [p for p in _special_lessons() if p != LESSON00]
     out = tmp_path / "html"
     pages = export_html.export(lessons, out)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

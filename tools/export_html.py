@@ -338,6 +338,31 @@ def _mermaid_used(nb):
         "text/vnd.mermaid" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
+_IMG_SRC = re.compile(r'(<img\b[^>]*?\bsrc=")([^"]+)(")', re.I)
+_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+                ".svg": "image/svg+xml", ".webp": "image/webp"}
+
+
+def embed_local_images(body: str, path: Path) -> str:
+    """Embed images the prose references by a relative path (`../assets/x.svg`).
+
+    nbconvert's `embed_images` only embeds files inside the notebook's own folder; the
+    lessons keep their figures in ../assets. A missing file is an error: the page
+    would show a broken image.
+    """
+    def embed(m):
+        src = html.unescape(m.group(2))
+        if re.match(r"(?:[a-z][a-z0-9+.-]*:|//|#)", src, re.I):   # data:, http:, //host, #anchor
+            return m.group(0)
+        file = (path.parent / src.split("?")[0].split("#")[0]).resolve()
+        kind = _IMAGE_TYPES.get(file.suffix.lower())
+        if kind is None or not file.is_file():
+            raise ExportError(f"{path}: the image {src!r} is not an image file next to the lesson")
+        data = base64.b64encode(file.read_bytes()).decode("ascii")
+        return f"{m.group(1)}data:{kind};base64,{data}{m.group(3)}"
+    return _IMG_SRC.sub(embed, body)
+
+
 def _exporter():
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -364,6 +389,7 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
     for name in lesson_names:   # links between lessons -> the exported pages
         body = re.sub(r'(href="(?:\./)?)' + re.escape(name) + r'\.ipynb(#[^"]*)?"',
                       lambda m: f'{m.group(1)}{name}.html{m.group(2) or ""}"', body)
+    body = embed_local_images(body, path)
     bad = external_references(body)
     if bad:
         raise ExportError(f"{path}: the page would load {len(bad)} resource(s) from the network, "
@@ -373,9 +399,16 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
     return page
 
 
-def write_index(out: Path, entries) -> Path:
-    rows = "\n".join(f'<li><a href="{html.escape(page.name)}">{html.escape(title)}</a></li>'
-                     for page, title in entries)
+def write_index(out: Path) -> Path:
+    """index.html listing every lesson page in `out` (also those exported earlier)."""
+    entries = []
+    for page in sorted(out.glob("*.html")):
+        if page.name == "index.html":
+            continue
+        m = re.search(r"<title>(.*?)</title>", page.read_text(encoding="utf-8")[:4000], re.S)
+        entries.append((page.name, html.unescape(m.group(1).strip()) if m else page.stem))
+    rows = "\n".join(f'<li><a href="{html.escape(name)}">{html.escape(title)}</a></li>'
+                     for name, title in entries)
     index = out / "index.html"
     index.write_text("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                      "<title>Transformers, hands-on</title>\n<style>body{font-family:sans-serif;"
@@ -383,7 +416,7 @@ def write_index(out: Path, entries) -> Path:
                      "<h1>Transformers, hands-on</h1>\n<p>The lessons as pages to read without "
                      "Jupyter. Figures and the widgets' saved views are included; to move the "
                      "sliders and solve the exercises, open the notebooks in JupyterLab.</p>\n"
-                     f"<ol start=\"0\">\n{rows}\n</ol>\n</body></html>\n", encoding="utf-8")
+                     f"<ul>\n{rows}\n</ul>\n</body></html>\n", encoding="utf-8")
     return index
 
 
@@ -396,11 +429,9 @@ def export(paths, out: Path, hide_solutions=False) -> list[Path]:
     copy_mathjax(out)
     names = [p.stem for p in paths]
     exporter = _exporter()
-    pages = []
-    for p, nb in notebooks:
-        pages.append((export_notebook(nb, p, out, names, hide_solutions, exporter), _title(nb, p.stem)))
-    write_index(out, pages)
-    return [page for page, _ in pages]
+    pages = [export_notebook(nb, p, out, names, hide_solutions, exporter) for p, nb in notebooks]
+    write_index(out)
+    return pages
 
 
 def main(argv=None) -> int:
