@@ -11,8 +11,10 @@ Sources, so that nothing in the tables is typed by hand except the two estimates
   "Exercise N.M — title" heading above it, the solution between BEGIN/END SOLUTION,
   and the name the student stub raises, which `course_lib.student reset --exercise`
   takes);
-- reading time: the words of the lesson's prose at READING_WPM words per minute;
-- the widgets: every widget view saved in the lessons, with its controls' labels;
+- reading time: the words of the lesson's prose at READING_WPM words per minute,
+  rounded to 5 minutes;
+- the widgets: every lesson cell that calls a `course_lib.widgets` function, with the
+  labels of its controls from the saved widget state;
 - difficulty and minutes: ESTIMATES below — a judgement from reading each solution,
   not a measurement. A new exercise without an estimate shows "?" and fails
   tests/test_instructor_guide.py until one is added here.
@@ -165,10 +167,15 @@ def _words(nb) -> int:
     return len(re.findall(r"[A-Za-z0-9']+", text))
 
 
+def _reading_minutes(nb) -> int:
+    """Words at READING_WPM, rounded to 5 minutes: an estimate, and stable under small edits."""
+    return max(5, 5 * round(_words(nb) / READING_WPM / 5))
+
+
 def render_lessons(infos) -> str:
     import nbformat
 
-    rows = ["| lesson | reading (words → min) | exercises | exercise time | widgets |",
+    rows = ["| lesson | reading | exercises | exercise time | widgets |",
             "|---|---|---|---|---|"]
     widgets = {}
     for lesson, _, _ in widget_inventory():
@@ -177,12 +184,11 @@ def render_lessons(infos) -> str:
     for path in _lessons():
         nb = nbformat.read(path, as_version=4)
         lesson = path.name[:2]
-        words = _words(nb)
-        read = round(words / READING_WPM)
+        read = _reading_minutes(nb)
         mine = [i for i in infos if i.lesson == lesson]
         minutes = sum(i.estimate[1] for i in mine if i.estimate)
         total_read, total_ex = total_read + read, total_ex + minutes
-        rows.append(f"| {_md(_title(nb, path.stem))} | {words} → {read} min | {len(mine)} | "
+        rows.append(f"| {_md(_title(nb, path.stem))} | {read} min | {len(mine)} | "
                     f"{minutes} min | {widgets.get(lesson, 0)} |")
     rows.append(f"| **all lessons** | {total_read} min | {len(infos)} | {total_ex} min | "
                 f"{sum(widgets.values())} |")
@@ -212,12 +218,19 @@ def render_mistakes(infos) -> str:
 
 
 def widget_inventory() -> list[tuple[str, str, list[str]]]:
-    """(lesson, widget function, control labels) for every saved widget view with controls."""
+    """(lesson, widget function, control labels) for every cell that shows a course widget.
+
+    A widget cell is one with a line that calls a name of `course_lib.widgets.__all__`; its
+    controls are read from the widget state saved in the lesson (listed as "?" when the
+    lesson was saved without it).
+    """
     import nbformat
+    import course_lib.widgets
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from export_html import WIDGET_STATE, WIDGET_VIEW, StaticWidget
 
+    names = set(course_lib.widgets.__all__)
     rows = []
     for path in _lessons():
         nb = nbformat.read(path, as_version=4)
@@ -225,15 +238,16 @@ def widget_inventory() -> list[tuple[str, str, list[str]]]:
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
+            calls = [c for c in re.findall(r"^(\w+)\(", cell.source, re.M) if c in names]
+            if not calls:
+                continue
+            controls = []
             for out in cell.get("outputs", []):
                 view = out.get("data", {}).get(WIDGET_VIEW)
-                if not view:
-                    continue
-                static.convert(view.get("model_id", ""))
-                if not static.controls:
-                    continue              # progress bars
-                calls = re.findall(r"^(\w+)\(", cell.source, re.M)
-                rows.append((path.name[:2], calls[-1] if calls else "?", [c for c, _ in static.controls]))
+                if view:
+                    static.convert(view.get("model_id", ""))
+                    controls += [label for label, _ in static.controls]
+            rows.append((path.name[:2], calls[-1], controls or ["?"]))
     return rows
 
 
