@@ -104,6 +104,7 @@ def test_outside_colab_the_cell_does_nothing(tmp_path):
     assert facts["cwd"] == str(tmp_path)
 
 
+@pytest.mark.slow
 def test_outside_colab_in_a_kernel_the_cell_prints_nothing(tmp_path):
     """The same in a real IPython kernel (the way a lesson runs it): no output at all."""
     from nbclient import NotebookClient

@@ -124,6 +124,16 @@ def test_images_beside_the_lessons_are_embedded_and_a_missing_one_is_an_error(tm
         export_html.export([bad], tmp_path / "out2")
 
 
+def test_the_colab_setup_cell_is_left_out(tmp_path):
+    nb = nbformat.read(LESSON00, as_version=4)
+    cell = nbformat.v4.new_code_cell("print('COLAB-ONLY-MARKER')", metadata={"tags": ["colab-setup"]})
+    nb.cells.insert(1, cell)
+    path = tmp_path / LESSON00.name
+    nbformat.write(nb, path)
+    export_html.export([path], tmp_path / "out")
+    assert "COLAB-ONLY-MARKER" not in (tmp_path / "out" / LESSON00.with_suffix(".html").name).read_text()
+
+
 def test_the_index_lists_every_page_in_the_folder(tmp_path):
     for name in ("00_a", "01_b"):
         nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# Lesson {name}")]),

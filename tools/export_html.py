@@ -22,7 +22,8 @@ and a `mathjax/` folder. Nothing on the pages is fetched from the network:
   `lab` template, and every page is checked: a `<script src>`, `<link href>`,
   `<img src>`, CSS `url(...)` or `import(...)` that points at http(s) is an error.
 
-Links between lessons (`02_attention.ipynb`) point at the exported pages.
+Links between lessons (`02_attention.ipynb`) point at the exported pages; the Colab
+set-up cell (tagged `colab-setup`) is left out.
 `--hide-solutions` replaces each `### BEGIN SOLUTION` region by the student
 stub (outputs kept), for a copy to hand to a class.
 
@@ -382,6 +383,8 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
         for i, cell in enumerate(nb.cells):
             if cell.cell_type == "code" and BEGIN in cell.source:
                 cell.source = strip_solutions(cell.source, f"{path}, cell {i}")
+    # The Colab set-up cell (tools/colab_cell.py) means nothing to a reader of the page.
+    nb.cells = [c for c in nb.cells if "colab-setup" not in c.get("metadata", {}).get("tags", [])]
     replace_widgets(nb)
     exporter = exporter or _exporter()
     body, _ = exporter.from_notebook_node(
