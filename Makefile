@@ -9,7 +9,7 @@ KERNEL := transformers-course
 # Re-install only when what is installed changes.
 STAMP  := $(VENV)/.course-installed
 
-.PHONY: setup lab test test-fast execute student pack clean-venv
+.PHONY: setup lab test test-fast execute student pack html clean-venv
 
 setup: $(STAMP)
 
@@ -43,6 +43,10 @@ execute: setup
 # Build the student version of every lesson into student/.
 student: setup
 	$(BIN)/python -m course_lib.student build notebooks student
+
+# Every lesson as an HTML page that reads offline: build/html/index.html
+html: setup
+	$(BIN)/python tools/export_html.py notebooks/*.ipynb --out build/html
 
 # The pack to hand out: student_pack/ (notebooks + assets) and student_pack.zip.
 pack: setup

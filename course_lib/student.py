@@ -35,14 +35,15 @@ class StudentVersionError(ValueError):
 def strip_solutions(source: str, where: str = "cell") -> str:
     """Replace each BEGIN/END SOLUTION region of a code cell with a stub.
 
-    The stub keeps the region's indentation and names the enclosing function
-    or class (the exercise), e.g. ``raise NotImplementedError("center_rows: ...")``.
+    The stub keeps the region's indentation and names the enclosing top-level
+    function or class (the exercise), e.g. ``raise NotImplementedError("center_rows: ...")``;
+    both methods of a class exercise name the class.
     """
     out, inside, name = [], False, None
     for line in source.splitlines():
         m = _DEF.match(line)
-        if m and not inside:
-            name = m.group(1)
+        if m and not inside and not line[:1].isspace():
+            name = m.group(1)       # the top-level function or class: the exercise
         stripped = line.strip()
         if stripped == BEGIN:
             if inside:
