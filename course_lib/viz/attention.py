@@ -151,6 +151,7 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
         ax.set(xlabel="d_k", title=title)
         ax.grid(True, alpha=0.3)
     axes[1].axhline(1 / n_keys, color="gray", ls=":", lw=1)
+    axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=8, color="gray")
     axes[1].set_ylim(0, 1.05)
     axes[2].axhline(math.log(n_keys), color="gray", ls=":", lw=1)
     axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=8, color="gray")
@@ -188,6 +189,7 @@ def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
     fig, (ax_b, ax_m, ax_g) = plt.subplots(1, 3, figsize=(13, 3.5), gridspec_kw={"width_ratios": [1.3, 1, 1]})
     ax_b.bar(range(n_keys), p.numpy(), color=color)
     ax_b.set_ylim(0, 1.05)
+    ax_b.set_xticks(range(0, n_keys, max(1, n_keys // 8)))
     ax_b.set(xlabel="key i", ylabel="weight α_i",
              title=f"one query, d_k = {d_k}, {label}\nscores: std {s.std().item():.1f};  max α = {p.max().item():.2f}")
     ds = list(D_K_CHOICES)

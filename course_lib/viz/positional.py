@@ -9,6 +9,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import MaxNLocator
 
 from ..positional import shift_matrix, sinusoidal_table
 
@@ -134,18 +135,24 @@ def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: 
     im = a1.imshow(m.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
     a1.set(title=f"M_k for k={k}: one 2×2 rotation per pair", xlabel="input dimension",
            ylabel="output dimension")
+    a1.xaxis.set_major_locator(MaxNLocator(integer=True))
+    a1.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
     s, c = pe[:, 2 * pair].numpy(), pe[:, 2 * pair + 1].numpy()
     t = np.linspace(0, 2 * np.pi, 200)
     a2.plot(np.cos(t), np.sin(t), color="0.85")
     a2.scatter(s[:length], c[:length], c=np.arange(length), cmap="viridis", s=18, zorder=3)
-    for pos in range(0, length, max(1, length // 5)):
+    for pos in range(length):   # label each point with its position, just outside the circle
+        a2.text(1.13 * s[pos], 1.13 * c[pos], str(pos), fontsize=7, ha="center", va="center",
+                color="0.3")
+    for pos in range(max(0, -k), length, max(1, length // 5)):   # pos + k must be a position too
         a2.annotate("", xy=(s[pos + k], c[pos + k]), xytext=(s[pos], c[pos]),
                     arrowprops=dict(arrowstyle="->", color="tab:red", lw=1))
     omega = base ** (-2 * pair / d_model)
     a2.set(aspect="equal", xlim=(-1.25, 1.25), ylim=(-1.25, 1.25),
            xlabel=f"PE[pos, {2 * pair}] (sin)", ylabel=f"PE[pos, {2 * pair + 1}] (cos)",
-           title=f"pair i={pair}: each step turns by ω_i={omega:.3g} rad")
+           title=f"pair i={pair}: each step turns by ω_i={omega:.3g} rad\n"
+                 f"(numbers: positions; arrows: M_k, pos → pos {'+' if k >= 0 else '−'} {abs(k)})")
     fig.tight_layout()
     return fig
 

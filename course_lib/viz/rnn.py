@@ -155,7 +155,7 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
         for r in radii:
             _plot_norms(ax, jacobian_norms(r, nl, T, input_scale=input_scale), color=_COLORS.get(r), label=f"ρ = {r:g}")
         title = "σ = identity (linear RNN)" if nl == "linear" else f"σ = {nl}"
-        ax.set(xlabel="steps back in time t", title=title)
+        ax.set(xlabel="steps t from h_0 to h_t", title=title)
         ax.set_ylim(1e-16, 1e12)
         ax.axhline(1.0, color="gray", lw=0.8, ls=":")
         ax.grid(True, alpha=0.3)
@@ -185,7 +185,7 @@ def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
     ax.set_ylim(1e-16, 1e12)
     ax.set_xlim(0, T * 1.08)
     ax.axhline(1.0, color="gray", lw=0.8, ls=":")
-    ax.set(xlabel="steps back in time t", ylabel="‖∂h_t / ∂h_0‖",
+    ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖",
            title=f"σ = {nonlinearity}, ρ = {radius:.2f}:  ‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
     ax.legend(fontsize=8, loc="lower left")
     ax.grid(True, alpha=0.3)
@@ -197,7 +197,7 @@ def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
 
 
 def distance_figure(distances, norms):
-    """‖∂y_n/∂x_j‖ against the distance n − j, one curve per model (log y).
+    """‖∂y_last/∂x_j‖ against the distance from position j to the last one (log y), one curve per model.
 
     distances: the distances; norms: {label: gradient norms, one per distance}.
     """
@@ -208,7 +208,7 @@ def distance_figure(distances, norms):
         y = torch.as_tensor(ys, dtype=torch.float64).clone()
         y[y <= 0] = float("nan")
         ax.semilogy(distances, y, "o-" if "RNN" in label else "s-", ms=3, label=label)
-    ax.set(xlabel="distance n − j between the output and the input",
+    ax.set(xlabel="distance (steps) between input j and the last output",
            ylabel="‖∂(last output) / ∂x_j‖", title="how strongly the last output depends on input j")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
