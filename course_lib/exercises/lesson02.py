@@ -32,9 +32,14 @@ def softmax_reference(scores):
 def _softmax_inputs(gen):
     n, m = 5, 7                               # not square: a wrong axis cannot hide
     s = torch.randn(n, m, generator=gen) * 2.0
+    big, low = torch.randperm(n, generator=gen)[:2].tolist()
     # One row of large scores, each below float32's exp limit (~88.7) but whose exp's
     # *sum* is not: without the max subtraction that row overflows.
-    s[int(torch.randint(0, n, (1,), generator=gen))] = 87.0 + 1.5 * torch.rand(m, generator=gen)
+    s[big] = 87.0 + 1.5 * torch.rand(m, generator=gen)
+    # One row of very negative scores: fine for the naive formula (e^-60 is a normal float),
+    # but subtracting the max of the whole tensor instead of the row's own max leaves
+    # e^(-60 - 88) = 0 everywhere in that row, and 0/0 = NaN.
+    s[low] = -60.0 + 1.5 * torch.rand(m, generator=gen)
     return (s,)
 
 
@@ -226,7 +231,12 @@ def _build_and_run(cls, args):
         module = cls(W_q.shape[1], W_q.shape[0], W_v.shape[0])
     with torch.no_grad():
         for name, weight in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-            layer = getattr(module, name)
+            layer = getattr(module, name, None)
+            if not isinstance(layer, nn.Linear):
+                raise AttributeError(
+                    f"{cls.__name__} needs an nn.Linear named exactly `{name}` (found "
+                    f"{type(layer).__name__ if layer is not None else 'nothing'}): the check "
+                    "copies known weights into self.W_q, self.W_k and self.W_v")
             layer.weight.copy_(weight)
             if getattr(layer, "bias", None) is not None:   # a bias is not asked for; keep it neutral
                 layer.bias.zero_()

@@ -1,0 +1,32 @@
+"""Lesson 02's checkers catch the wrong answers their prompts warn about."""
+import torch
+from torch import nn
+
+from course_lib.attention import scaled_dot_product_attention
+from course_lib.exercises.lesson02 import SELF_ATTENTION, SOFTMAX
+
+
+def test_softmax_with_the_max_of_the_whole_tensor_is_rejected():
+    def global_max(s):        # stable against overflow, but a low row underflows to 0/0
+        e = torch.exp(s - s.max())
+        return e / e.sum(dim=-1, keepdim=True)
+
+    verdict = SOFTMAX.verdict(global_max)
+    assert not verdict.passed
+    assert "NaN" in verdict.message
+
+
+def test_self_attention_with_other_layer_names_is_told_the_names():
+    class Renamed(nn.Module):
+        def __init__(self, d_model, d_k, d_v):
+            super().__init__()
+            self.q = nn.Linear(d_model, d_k, bias=False)
+            self.k = nn.Linear(d_model, d_k, bias=False)
+            self.v = nn.Linear(d_model, d_v, bias=False)
+
+        def forward(self, x):
+            return scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))[0]
+
+    verdict = SELF_ATTENTION.verdict(Renamed)
+    assert verdict.status == "crashed"
+    assert "named exactly `W_q`" in verdict.message
