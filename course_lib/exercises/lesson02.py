@@ -66,6 +66,10 @@ SOFTMAX = Exercise(
         Mistake("wrong axis: each row (the last axis, dim=-1) must sum to 1; you normalised "
                 "each column (dim=0)",
                 lambda s: torch.softmax(s, dim=0)),
+        Mistake("you subtracted the max of the whole tensor; each row needs its own max "
+                "(`s.max(dim=-1, keepdim=True).values`) — otherwise a row of very negative "
+                "scores underflows to e^-inf = 0 everywhere, and 0/0 = NaN",
+                lambda s: torch.exp(s - s.max()) / torch.exp(s - s.max()).sum(dim=-1, keepdim=True)),
         Mistake("the sum in the denominator runs over the wrong axis: use "
                 "`e.sum(dim=-1, keepdim=True)`, the same axis as the max",
                 _softmax_denominator_dim0),
