@@ -9,7 +9,10 @@ them through the LESSONS list in test_browser.py.
 * ``launch_chromium`` starts Debian's Chromium (playwright's browser download is
   not available) with flags that keep it off the network.
 * ``PageWatcher`` records console errors, uncaught page errors, failed requests,
-  HTTP errors and any request to a host other than loopback.
+  HTTP errors and any request (or WebSocket) to a host other than loopback, and
+  aborts every such request before it leaves the browser: the network is off.
+* ``bertviz_views`` / ``wait_bertviz_drawn`` check that the offline bertviz views
+  (course_lib/bertviz_views.py) drew their SVG.
 * ``open_notebook`` / ``run_all_cells`` / ``sliders`` / ``move_slider`` /
   ``output_snapshot`` drive the notebook through the UI, as a learner would.
 """
@@ -238,7 +241,21 @@ class PageWatcher:
         page.on("request", self._on_request)
         page.on("requestfailed", self._on_request_failed)
         page.on("response", self._on_response)
+        page.on("websocket", self._on_websocket)
+        # Network off: every request to another host is aborted in the browser (and,
+        # through the handlers above, still recorded as a problem). The pattern is
+        # matched inside the browser, so loopback traffic is not intercepted at all.
+        page.route(self.external_url_pattern(), lambda route: route.abort("internetdisconnected"))
         return self
+
+    def external_url_pattern(self) -> re.Pattern:
+        """URLs with a scheme://host whose host is not one of ``allowed_hosts``."""
+        hosts = "|".join(re.escape(h) for h in self.allowed_hosts)
+        return re.compile(rf"^(?!(?:https?|wss?)://(?:{hosts})(?::[0-9]+)?(?:[/?#]|$))[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+    def _on_websocket(self, ws) -> None:
+        if urlsplit(ws.url).hostname not in self.allowed_hosts:
+            self.external_requests.append(ws.url)
 
     def _ignored(self, text: str) -> bool:
         for pattern in IGNORED:
@@ -287,7 +304,12 @@ class PageWatcher:
 def open_notebook(page, server: LabServer, relpath: str, timeout_ms: int = 60_000):
     """Open ``relpath`` and wait until its kernel is idle. Returns the panel locator."""
     page.goto(server.notebook_url(relpath), wait_until="domcontentloaded")
-    name = Path(relpath).name
+    return wait_notebook_open(page, Path(relpath).name, timeout_ms)
+
+
+def wait_notebook_open(page, name: str, timeout_ms: int = 60_000):
+    """Wait until notebook ``name`` is the current tab and its kernel is idle (after
+    ``open_notebook`` or a ``page.reload()``). Returns the panel locator."""
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").filter(
         has=page.locator(".jp-Notebook")).first
     panel.wait_for(state="visible", timeout=timeout_ms)
@@ -452,10 +474,82 @@ def widget_failure_texts(page) -> list[str]:
     return page.evaluate(_FAILURE_TEXTS_JS, list(WIDGET_FAILURE_TEXTS))
 
 
+def save_notebook(page, path: Path, timeout_ms: int = 30_000) -> None:
+    """File > Save Notebook, as a learner would; wait until ``path`` on disk changed
+    and the tab is no longer marked dirty."""
+    before = path.stat().st_mtime_ns if path.exists() else None
+    page.locator('.lm-MenuBar-itemLabel:text-is("File")').click()
+    page.locator('.lm-Menu-item:has(.lm-Menu-itemLabel:text-is("Save Notebook"))').click()
+    deadline = time.monotonic() + timeout_ms / 1000
+    while time.monotonic() < deadline:
+        saved = path.exists() and path.stat().st_mtime_ns != before
+        dirty = page.locator(".lm-TabBar-tab.lm-mod-current.jp-mod-dirty").count()
+        if saved and not dirty:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{path} was not saved within {timeout_ms / 1000:.0f} s")
+
+
+# --------------------------------------------------------------------------- bertviz views
+# course_lib/bertviz_views.py emits each view as <div id="bertviz-<uuid hex>"> plus an
+# inline script that draws an <svg> into it with d3. A view "drew" when its div holds an
+# <svg> with token labels (<text>) and marks (<rect>/<line>/<path>).
+_BERTVIZ_JS = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  return [...panel.querySelectorAll('div[id^="bertviz-"]')].map(v => {
+    const n = sel => v.querySelectorAll(sel).length;
+    return {id: v.id, svg: n('svg'), text: n('svg text'), rect: n('svg rect'),
+            line: n('svg line'), path: n('svg path')};
+  });
+}"""
+
+
+def bertviz_views(page) -> list[dict]:
+    """For each bertviz view on the current notebook: its id and SVG element counts."""
+    return page.evaluate(_BERTVIZ_JS)
+
+
+def bertviz_drawn(view: dict) -> bool:
+    return view["svg"] >= 1 and view["text"] >= 2 and view["rect"] + view["line"] + view["path"] >= 1
+
+
+def wait_bertviz_drawn(page, expected: int, timeout_ms: int = 30_000) -> list[dict]:
+    """Scroll each bertviz view into view (cells out of view may be skipped by
+    JupyterLab's windowing) and wait until ``expected`` views are on the page and every
+    one has drawn its SVG. Returns the views' element counts."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    views = bertviz_views(page)
+    while True:
+        page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) div[id^="bertviz-"]').evaluate_all(
+            "vs => vs.forEach(v => { if (!v.querySelector('svg')) v.scrollIntoView({block: 'center'}); })")
+        views = bertviz_views(page)
+        if len(views) == expected and all(bertviz_drawn(v) for v in views):
+            return views
+        if time.monotonic() > deadline:
+            raise AssertionError(f"expected {expected} drawn bertviz views, found {len(views)}: "
+                                 + json.dumps(views))
+        page.wait_for_timeout(250)
+
+
 def scroll_cell_to_top(locator) -> None:
     """Scroll the notebook so the cell holding ``locator`` starts at the top."""
     locator.evaluate("el => (el.closest('.jp-Cell') || el).scrollIntoView({block: 'start'})")
     locator.page.wait_for_timeout(200)
+
+
+def screenshot_bertviz(page, name: str) -> Path:
+    """Screenshot of the first bertviz view's cell output (scrolled to it twice: outputs
+    above it may still be growing as their images load)."""
+    view = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) div[id^="bertviz-"]').first
+    out = view.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')][1]")
+    page.mouse.move(1, 1)   # no hover highlight left over from the last click
+    for _ in range(2):
+        scroll_cell_to_top(view)
+        page.wait_for_timeout(300)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    out.screenshot(path=str(path))
+    return path
 
 
 def screenshot(page, name: str) -> Path:

@@ -3,10 +3,15 @@ does) driven by headless Debian Chromium through playwright.
 
 For each lesson in LESSONS: open the committed notebook, check that the saved
 widgets render before anything runs, Run > Run All Cells, check every cell ran
-without an unexpected error, move every slider of every `interactive` and check
-its plot changed, and check that the page shows no "Loading widget..." text,
-logged no error, and requested nothing outside 127.0.0.1.
+without an unexpected error, check that every bertviz view drew its SVG, move
+every slider of every `interactive` and check its plot changed, and check that the
+page shows no "Loading widget..." text, logged no error, and requested nothing
+outside 127.0.0.1 (such requests are also aborted in the browser: the network is off).
 Screenshots go to test-artifacts/browser/<stem>-{after-run,after-slider}.png.
+
+test_bertviz_views_survive_save_and_reload runs a copy of a lesson with bertviz views
+(under build/, so neither nbval nor the learner sees it), saves it from the UI,
+reloads the page and checks that the views draw again from the saved outputs alone.
 
 The notebooks are opened in place (relative links, assets and the kernel's
 working directory are exactly what a learner gets) with JupyterLab's autosave
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +91,22 @@ def _source(cell) -> str:
     return "".join(s) if isinstance(s, list) else s
 
 
+def _bertviz_ids(nb_path: Path) -> list[str]:
+    """The ids of the bertviz views (course_lib/bertviz_views.py) in the saved outputs."""
+    ids = []
+    for cell in _code_cells(nb_path):
+        for out in cell.get("outputs", []):
+            html = out.get("data", {}).get("text/html", "")
+            html = "".join(html) if isinstance(html, list) else html
+            ids += re.findall(r'<div id="(bertviz-[0-9a-f]{32})"', html)
+    return ids
+
+
+def _bertviz_outputs(nb_path: Path) -> int:
+    """How many bertviz views the saved notebook shows."""
+    return len(_bertviz_ids(nb_path))
+
+
 def _check_cells_ran(states: list[dict], cells: list[dict]) -> list[str]:
     """Every non-empty code cell ran, in order, without an unexpected traceback."""
     assert len(states) == len(cells), (len(states), len(cells))
@@ -135,6 +157,13 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
         problems = _check_cells_ran(bs.code_cell_states(page), _code_cells(nb_path))
         assert not problems, "\n".join(problems)
 
+        # The bertviz views (as many as the committed notebook shows) drew their SVG,
+        # with the network off.
+        n_views = _bertviz_outputs(nb_path)
+        if n_views:
+            bs.wait_bertviz_drawn(page, n_views)
+            bs.screenshot_bertviz(page, f"{lesson.stem}-bertviz-after-run")
+
         interacts = bs.interact_widgets(page)
         n_interacts = interacts.count()
         assert n_interacts >= lesson.min_interacts, \
@@ -184,5 +213,92 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
         lab_server.shutdown_kernels()
         assert nb_path.read_bytes() == original, \
             f"{lesson.notebook} was modified while the browser test ran"
+
+    assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
+
+
+# A lesson with a bertviz view that runs quickly (lesson 10: about 30 s).
+SAVE_RELOAD_LESSON = "notebooks/10_residual_stream_and_induction_heads.ipynb"
+SAVE_RELOAD_DIR = "build/browser-save-reload"   # not under testpaths: nbval never collects it
+
+
+@pytest.mark.timeout(300)
+def test_bertviz_views_survive_save_and_reload(lab_server, chromium):
+    """Run All, save from the UI, reload: the views draw again from the saved outputs.
+
+    The copy is made *untrusted* (one metadata key differs from the trusted lesson), so
+    its views can only come back after the reload if saving from JupyterLab signed the
+    notebook itself.
+    """
+    from nbformat.sign import NotebookNotary
+    import nbformat
+
+    src = bs.ROOT / SAVE_RELOAD_LESSON
+    n_views = _bertviz_outputs(src)
+    assert n_views >= 1, f"{SAVE_RELOAD_LESSON} shows no bertviz view"
+    folder = bs.ROOT / SAVE_RELOAD_DIR
+    rel = f"{SAVE_RELOAD_DIR}/{src.name}"
+    copy = bs.ROOT / rel
+    stem = "save-reload-" + src.stem
+    for old in bs.ARTIFACTS.glob(f"{stem}-*.png"):
+        old.unlink()
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    context = page = watcher = None
+    try:
+        nb = nbformat.read(src, as_version=4)
+        nb.metadata["course_browser_test"] = "save-and-reload copy"
+        nbformat.write(nb, copy)
+        notary = NotebookNotary()
+        assert not notary.check_signature(nbformat.read(copy, as_version=4)), \
+            "the copy should start untrusted"
+
+        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        watcher = bs.PageWatcher().attach(page)
+        bs.open_notebook(page, lab_server, rel)
+
+        bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
+        problems = _check_cells_ran(bs.code_cell_states(page), _code_cells(copy))
+        assert not problems, "\n".join(problems)
+        ran = bs.wait_bertviz_drawn(page, n_views)
+
+        bs.save_notebook(page, copy)
+        saved = nbformat.read(copy, as_version=4)
+        assert _bertviz_outputs(copy) == n_views
+        saved_ids = sorted(_bertviz_ids(copy))
+        assert saved_ids == sorted(v["id"] for v in ran), (saved_ids, ran)
+        assert notary.check_signature(saved), \
+            "JupyterLab did not sign the notebook it saved: its views would not render"
+
+        # Reload the page, as a learner would (the kernel keeps running: with it shut
+        # down, the lesson's widget, whose state JupyterLab does not save, could not
+        # be found). Nothing re-runs, so only the saved outputs can draw the views.
+        watcher.closing = True          # the reload aborts in-flight long polls
+        page.reload(wait_until="domcontentloaded")
+        bs.wait_notebook_open(page, src.name)
+        watcher.closing = False
+        # Same ids as saved: nothing re-ran (every run makes new uuids).
+        again = bs.wait_bertviz_drawn(page, n_views)
+        assert sorted(v["id"] for v in again) == saved_ids, (again, saved_ids)
+        bs.screenshot_bertviz(page, f"{stem}-bertviz-after-reload")
+    except BaseException:
+        if page is not None:
+            try:
+                bs.screenshot(page, f"{stem}-failure")
+            except Exception:
+                pass
+        print("---- JupyterLab log (tail) ----\n" + lab_server.log_tail(60))
+        if watcher is not None:
+            print("---- page problems ----\n" + "\n".join(watcher.problems()))
+        raise
+    finally:
+        if watcher is not None:
+            watcher.closing = True
+        if context is not None:
+            context.close()
+        lab_server.shutdown_kernels()
+        shutil.rmtree(folder, ignore_errors=True)
 
     assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
