@@ -5,7 +5,7 @@ import random
 
 import torch
 
-__all__ = ["seed_everything", "pick_device", "set_threads"]
+__all__ = ["seed_everything", "pick_device", "set_threads", "equal_up_to"]
 
 
 def seed_everything(seed=0):
@@ -66,3 +66,21 @@ def set_threads(n=None):
         raise ValueError(f"n must be >= 1, got n={n}")
     torch.set_num_threads(n)
     return n
+
+
+def equal_up_to(a, b, tol=1e-5, what="float32 rounding"):
+    """A printable fact: are `a` and `b` equal up to `tol`? Same text on every machine.
+
+    The raw max |a - b| of two float computations is rounding noise: its digits change
+    with the CPU, the BLAS library and the thread count, so a lesson never prints it.
+    This returns e.g. "equal up to float32 rounding (max |Δ| < 1e-05): True".
+    a, b: tensors (or anything torch.as_tensor takes) of the same shape.
+    """
+    a, b = torch.as_tensor(a), torch.as_tensor(b)
+    if a.shape != b.shape:
+        raise ValueError(f"equal_up_to compares tensors of one shape, got {tuple(a.shape)} "
+                         f"and {tuple(b.shape)}")
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol}")
+    diff = (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
+    return f"equal up to {what} (max |Δ| < {tol:.0e}): {diff < tol}"
