@@ -12,7 +12,7 @@ Sinusoidal encoding (Vaswani et al. 2017), for position pos and pair index i:
 import torch
 from torch import nn
 
-from ._checks import check_float, check_last_dim, check_max_length, check_ndim, check_positive_int
+from ._checks import check_choice, check_float, check_last_dim, check_max_length, check_ndim, check_positive_int
 
 __all__ = [
     "sinusoidal_table",
@@ -20,6 +20,8 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "LearnedPositionalEmbedding",
     "apply_rotary",
+    "rotary_cos_sin",
+    "rotate_pairs",
 ]
 
 
@@ -128,12 +130,52 @@ class LearnedPositionalEmbedding(nn.Module):
         return f"max_len={self.max_len}, d_model={self.d_model}"
 
 
-def apply_rotary(x, base=10000.0, offset=0):
+PAIRINGS = ("interleaved", "halves")
+
+
+def rotary_cos_sin(n, d, base=10000.0, offset=0, dtype=torch.float32, device=None):
+    """cos(pos·ω_i) and sin(pos·ω_i) for positions offset .. offset+n-1, ω_i = base^(-2i/d).
+
+    Returns (cos, sin), each (n, d/2): row j is position offset + j, column i pair i. The
+    angles are formed in float64 (exact up to large positions), then cast to `dtype`.
+    Compute them once per forward pass and hand them to `rotate_pairs` in every layer.
+    """
+    check_positive_int("d", d)
+    if d % 2:
+        raise ValueError(f"d={d} is odd; rotary needs an even feature size (pairs of dims)")
+    _check_base(base)
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int position, got {type(offset).__name__} ({offset!r})")
+    pos = torch.arange(offset, offset + n, dtype=torch.float64)[:, None]
+    angle = (pos * _frequencies(d, base)[::2]).to(dtype).to(device)  # (n, d/2)
+    return torch.cos(angle), torch.sin(angle)
+
+
+def rotate_pairs(x, cos, sin, pairs="interleaved"):
+    """Rotate each pair of features (x_a, x_b) of x by the angle whose cos/sin are given.
+
+        (x_a, x_b) -> (x_a cos - x_b sin,  x_a sin + x_b cos)
+
+    x: (..., n, d); cos, sin: (n, d/2) from `rotary_cos_sin`. Which features form pair i:
+    pairs="interleaved": (x_2i, x_2i+1) — lesson 03, the RoFormer paper, llama.cpp;
+    pairs="halves":      (x_i, x_i+d/2) — Hugging Face's Llama (`rotate_half`).
+    The two are the same rotation with the features listed in another order.
+    """
+    check_choice("pairs", pairs, PAIRINGS)
+    if pairs == "interleaved":
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+def apply_rotary(x, base=10000.0, offset=0, pairs="interleaved"):
     """Rotary position embedding (RoPE): rotate each pair (x_2i, x_2i+1) by pos·ω_i.
 
     Applied to q and k (not v) inside attention, it makes q_m · k_n depend on the
     positions only through m - n. x: (..., n, d) with d even; position of row j is
-    offset + j. Returns a tensor of the same shape.
+    offset + j. pairs="halves" pairs x_i with x_i+d/2 instead (Llama's layout, lesson 11).
+    Returns a tensor of the same shape.
     """
     check_float("x", x)
     if x.dim() < 2:
@@ -141,10 +183,6 @@ def apply_rotary(x, base=10000.0, offset=0):
     n, d = x.shape[-2], x.shape[-1]
     if d % 2:
         raise ValueError(f"x has d={d}; rotary needs an even feature size (pairs of dims)")
-    _check_base(base)
-    pos = torch.arange(offset, offset + n, dtype=torch.float64)[:, None]
-    angle = (pos * _frequencies(d, base)[::2]).to(x.dtype).to(x.device)  # (n, d/2)
-    cos, sin = torch.cos(angle), torch.sin(angle)
-    x1, x2 = x[..., 0::2], x[..., 1::2]
-    rotated = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
-    return rotated.flatten(-2)
+    check_choice("pairs", pairs, PAIRINGS)
+    cos, sin = rotary_cos_sin(n, d, base, offset, x.dtype, x.device)
+    return rotate_pairs(x, cos, sin, pairs)

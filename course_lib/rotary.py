@@ -8,17 +8,20 @@ the values) it turns the score of query m and key n into
 
 a function of the content (q, k) and of the offset n - m only. This module holds the
 two places the lesson uses that: the score matrix of a sequence, and a self-attention
-layer with rotary positions (used in the extrapolation experiment).
+layer with rotary positions (used in the extrapolation experiment). Lesson 11 adds the
+bridge between the two ways real models lay the pairs out (`interleaved_order`).
 """
+
+import torch
 
 import torch.nn.functional as F
 
-from ._checks import check_float, check_ndim, check_last_dim, check_same_last_dim
+from ._checks import check_float, check_ndim, check_last_dim, check_positive_int, check_same_last_dim
 from .attention import scaled_dot_product_attention
 from .layers import MultiHeadAttention
 from .positional import _check_base, apply_rotary
 
-__all__ = ["rotary_scores", "RotarySelfAttention"]
+__all__ = ["rotary_scores", "RotarySelfAttention", "interleaved_order"]
 
 
 def rotary_scores(q, k, base=10000.0, q_offset=0, k_offset=0):
@@ -32,6 +35,25 @@ def rotary_scores(q, k, base=10000.0, q_offset=0, k_offset=0):
     check_float("k", k)
     check_same_last_dim(q=q, k=k)
     return apply_rotary(q, base, q_offset) @ apply_rotary(k, base, k_offset).transpose(-2, -1)
+
+
+def interleaved_order(d):
+    """The feature order that turns Llama's "halves" pairs into lesson 03's "interleaved" ones.
+
+    Hugging Face's Llama rotates the pairs (x_i, x_i+d/2); lesson 03 and llama.cpp rotate
+    (x_2i, x_2i+1). Listing the features as x_0, x_d/2, x_1, x_d/2+1, … turns one layout
+    into the other, so for any x (..., n, d) and order = interleaved_order(d):
+
+        apply_rotary(x[..., order], pairs="interleaved") == apply_rotary(x, pairs="halves")[..., order]
+
+    llama.cpp's GGUF files store each head's rows of W^Q and W^K in this order; a loader
+    for the "halves" layout undoes it with `order.argsort()`. Returns int64 (d,).
+    """
+    check_positive_int("d", d)
+    if d % 2:
+        raise ValueError(f"d={d} is odd; rotary needs an even feature size (pairs of dims)")
+    half = torch.arange(d // 2)
+    return torch.stack((half, half + d // 2), dim=1).flatten()
 
 
 class RotarySelfAttention(MultiHeadAttention):
