@@ -9,7 +9,7 @@ KERNEL := transformers-course
 # Re-install only when what is installed changes.
 STAMP  := $(VENV)/.course-installed
 
-.PHONY: setup lab test test-fast execute student pack html clean-venv
+.PHONY: setup lab test test-fast execute student pack html clean-venv hub
 
 setup: $(STAMP)
 
@@ -51,6 +51,13 @@ html: setup
 # The pack to hand out: student_pack/ (notebooks + assets) and student_pack.zip.
 pack: setup
 	$(BIN)/python -m course_lib.student pack student_pack
+
+# A JupyterHub serving the course to a class on this machine (docs/instructor_guide.md):
+#   make hub HUB_USERS=alice,bob [HUB_PORT=8000] [HUB_ARGS="--version student --admin teacher"]
+HUB_PORT  ?= 8000
+HUB_USERS ?=
+hub: setup
+	@$(BIN)/python classroom/hub/hub.py --port $(HUB_PORT) $(if $(HUB_USERS),--users $(HUB_USERS)) $(HUB_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

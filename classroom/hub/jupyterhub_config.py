@@ -1,0 +1,112 @@
+# JupyterHub configuration for a class on one machine. Started by
+# classroom/hub/hub.py (`make hub`), which checks the inputs and passes them in
+# COURSE_HUB_* environment variables; nothing secret lives in this file.
+#
+# What it sets up (docs/instructor_guide.md, "Deploying for a class"):
+# * the hub, its proxy and every student server on 127.0.0.1 (or --ip);
+# * FirstUseAuthenticator restricted to the roster: each student chooses a
+#   password at first login, so nobody can open a classmate's server afterwards;
+# * SimpleLocalProcessSpawner: one server per student, as the hub's own user,
+#   from the course's .venv, in runtime/homes/<name>, JupyterLab as the UI;
+# * the course copied into each home on every start, never over a student's edits;
+# * idle servers culled by jupyterhub-idle-culler.
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import provision  # noqa: E402  (needs the line above)
+
+c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this file
+
+env = os.environ
+RUNTIME = Path(env["COURSE_HUB_RUNTIME"])
+HOMES = Path(env["COURSE_HUB_HOMES"])
+VENV_BIN = Path(sys.executable).parent          # the hub runs from the course's .venv
+IP = env.get("COURSE_HUB_IP", "127.0.0.1")
+USERS = {u for u in env.get("COURSE_HUB_USERS", "").split(",") if u}
+ADMINS = {u for u in env.get("COURSE_HUB_ADMINS", "").split(",") if u}
+VERSION = env.get("COURSE_HUB_VERSION", "course")
+
+# ---------------------------------------------------------------- network
+c.JupyterHub.bind_url = f"http://{IP}:{env['COURSE_HUB_PORT']}"
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(env["COURSE_HUB_API_PORT"])
+# The pip implementation of configurable-http-proxy (requirements.txt).
+c.ConfigurableHTTPProxy.command = [str(VENV_BIN / "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{env['COURSE_HUB_PROXY_API_PORT']}"
+c.ConfigurableHTTPProxy.should_start = True
+
+# ---------------------------------------------------------------- state (all in runtime/, git-ignored)
+c.JupyterHub.db_url = f"sqlite:///{RUNTIME / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(RUNTIME / "jupyterhub_cookie_secret")  # made at first start
+c.JupyterHub.pid_file = str(RUNTIME / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.pid_file = str(RUNTIME / "proxy.pid")
+
+# ---------------------------------------------------------------- who may log in
+c.JupyterHub.authenticator_class = "firstuseauthenticator.FirstUseAuthenticator"
+c.FirstUseAuthenticator.dbm_path = str(RUNTIME / "passwords.dbm")
+c.FirstUseAuthenticator.create_users = False     # only the roster below
+c.FirstUseAuthenticator.min_password_length = 8
+c.Authenticator.allowed_users = USERS
+c.Authenticator.admin_users = ADMINS
+c.JupyterHub.admin_access = False                # admins manage servers, not read files
+
+# ---------------------------------------------------------------- one server per student
+c.JupyterHub.spawner_class = "simple"            # jupyterhub.spawner.SimpleLocalProcessSpawner
+c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
+c.Spawner.ip = "127.0.0.1"
+c.Spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
+c.Spawner.args = [
+    "--ServerApp.port_retries=0",
+    "--LabApp.news_url=",                       # offline: no news feed
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+]
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    c.Spawner.args.append("--allow-root")       # containers run the hub as root
+c.Spawner.environment = {
+    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",   # the course never downloads
+    "OMP_NUM_THREADS": env.get("COURSE_HUB_THREADS", "1"),  # many kernels share few cores
+}
+# The test suite's network guard follows the servers and kernels it starts.
+c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LANG", "LC_ALL", "VIRTUAL_ENV",
+                      "COURSE_NETGUARD_LOG"]
+c.Spawner.start_timeout = 120                    # a busy 2-core machine starts servers slowly
+c.Spawner.http_timeout = 120
+
+
+async def copy_course(spawner):
+    """Before a student's server starts: the course into their home, edits kept.
+    In a thread: a class logging in at once must not stall the hub's event loop."""
+    home = Path(spawner.home_dir)
+    for line in await asyncio.to_thread(provision.provision, home, VERSION):
+        spawner.log.warning(line)
+
+
+c.Spawner.pre_spawn_hook = copy_course
+
+# ---------------------------------------------------------------- idle culling, and the course's own service
+CULL_TIMEOUT = int(env.get("COURSE_HUB_CULL_TIMEOUT", "3600"))
+c.JupyterHub.services = [{
+    "name": "idle-culler",
+    "command": [sys.executable, "-m", "jupyterhub_idle_culler",
+                f"--timeout={CULL_TIMEOUT}", f"--cull-every={max(CULL_TIMEOUT // 6, 10)}"],
+}]
+c.JupyterHub.load_roles = [{
+    "name": "idle-culler",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["idle-culler"],
+}]
+if env.get("COURSE_HUB_SERVICE_TOKEN"):
+    # Tests and the load benchmark drive the hub with this admin token (made
+    # at random by whoever starts the hub; never written to disk).
+    c.JupyterHub.services.append({"name": "course-admin",
+                                  "api_token": env["COURSE_HUB_SERVICE_TOKEN"]})
+    c.JupyterHub.load_roles.append({
+        "name": "course-admin",
+        "scopes": ["admin:users", "admin:servers", "tokens", "list:users", "read:users"],
+        "services": ["course-admin"],
+    })
