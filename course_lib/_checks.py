@@ -43,6 +43,16 @@ def check_float(name, x):
         raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
 
 
+def check_same_dtype(**tensors):
+    """Tensors that meet in one matmul share a dtype: "q is torch.float32 but k is torch.float64"."""
+    items = list(tensors.items())
+    (a, x) = items[0]
+    for b, y in items[1:]:
+        if x.dtype != y.dtype:
+            raise TypeError(f"{a} is {x.dtype} but {b} is {y.dtype}; convert one, e.g. "
+                            f"{b} = {b}.to({a}.dtype)")
+
+
 def check_ndim(name, x, ndim, layout):
     """`x` must have `ndim` axes; `layout` names them, e.g. "(batch, n, d_model)"."""
     if x.dim() != ndim:

@@ -14,7 +14,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_float, check_mask, check_probability, check_same_last_dim, check_same_length
+from ._checks import (check_float, check_mask, check_probability, check_same_dtype, check_same_last_dim,
+                      check_same_length)
 
 __all__ = ["scaled_dot_product_attention", "safe_softmax", "causal_mask", "padding_mask"]
 
@@ -48,6 +49,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_float(name, t)
+    check_same_dtype(q=q, k=k, v=v)
     check_same_last_dim(q=q, k=k)
     check_same_length(k=k, v=v)
     check_probability("dropout_p", dropout_p)

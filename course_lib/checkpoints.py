@@ -51,7 +51,15 @@ def _read(path):
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
-    payload = torch.load(path, map_location="cpu", weights_only=True)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder; give the checkpoint file inside it")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, random bytes, a pickle with code in it ...
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"{path} could not be read as a checkpoint (corrupt, truncated, or not "
+                         f"written by save_checkpoint): {type(e).__name__}: {reason[:120]}. "
+                         "Save it again with save_checkpoint.") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not a checkpoint written by course_lib.checkpoints.save_checkpoint")
     return payload
@@ -62,6 +70,24 @@ def read_config(path):
     return _read(path)["config"]
 
 
+def _check_fits(path, model, saved):
+    """One clear line instead of load_state_dict's dump when the model is built differently."""
+    ours = model.state_dict()
+    missing = [k for k in ours if k not in saved]
+    unexpected = [k for k in saved if k not in ours]
+    if missing or unexpected:
+        raise ValueError(
+            f"{path} holds a different model: {len(missing)} of this model's tensors are missing "
+            f"(e.g. {missing[:1]}) and {len(unexpected)} are extra (e.g. {unexpected[:1]}); build the "
+            "model from the checkpoint's config: read_config(path)")
+    for name, tensor in ours.items():
+        if tuple(saved[name].shape) != tuple(tensor.shape):
+            raise ValueError(
+                f"{path} was saved from a model of another size: {name} is "
+                f"{tuple(saved[name].shape)} there but {tuple(tensor.shape)} here; build the model "
+                "from the checkpoint's config: read_config(path)")
+
+
 def load_checkpoint(path, model, optimizer=None, scheduler=None):
     """Load a checkpoint written by save_checkpoint into model (+ optimizer, scheduler).
 
@@ -70,6 +96,7 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None):
     course checkpoint or lacks the optimizer/scheduler state you asked to restore.
     """
     payload = _read(path)
+    _check_fits(path, model, payload["model"])
     model.load_state_dict(payload["model"])
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         if obj is None:

@@ -39,6 +39,8 @@ CASES = {
     "mask_grows": (lambda: scaled_dot_product_attention(r(2, 5, 8), r(2, 5, 8), r(2, 5, 8),
                                                         mask=padding_mask(torch.ones(2, 5, dtype=torch.long), 0)),
                    ValueError, r"mask of shape \(2, 1, 1, 5\) does not broadcast"),
+    "qk_dtypes": (lambda: scaled_dot_product_attention(r(5, 8), r(5, 8).double(), r(5, 8)), TypeError,
+                  r"q is torch.float32 but k is torch.float64; convert one"),
     "mask_dtype": (lambda: scaled_dot_product_attention(r(5, 8), r(5, 8), r(5, 8), mask=torch.ones(5, 5)),
                    TypeError, r"mask must be a bool tensor \(True = may attend\), got torch.float32"),
     "mha_mask_shape": (lambda: mha(r(2, 5, 8), mask=causal_mask(4)), ValueError, r"mask of shape \(4, 4\)"),

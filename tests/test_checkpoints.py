@@ -1,5 +1,4 @@
 """Checkpoints: save, load with weights_only=True, and resume exactly (lesson 08)."""
-import pickle
 
 import pytest
 import torch
@@ -43,11 +42,12 @@ class Evil:
         return (print, ("this ran while loading",))
 
 
-def test_loading_refuses_arbitrary_objects(tmp_path):
+def test_loading_refuses_arbitrary_objects(tmp_path, capsys):
     path = tmp_path / "evil.pt"
     torch.save({"format": "course_lib.checkpoint/1", "model": Evil()}, path)
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(ValueError, match="could not be read as a checkpoint.*UnpicklingError"):
         load_checkpoint(path, nn.Linear(3, 2))
+    assert "this ran while loading" not in capsys.readouterr().out
 
 
 def test_clear_errors(tmp_path):
@@ -83,3 +83,25 @@ def test_resuming_continues_exactly_where_it_stopped(tmp_path):
     assert resumed.history["loss"] == straight.history["loss"]
     for a, b in zip(resumed.model.parameters(), straight.model.parameters()):
         assert torch.equal(a, b)
+
+
+def test_corrupt_or_truncated_file_gives_one_line(tmp_path):
+    good = save_checkpoint(tmp_path / "good.pt", nn.Linear(3, 2))
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:200])
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"this is not a checkpoint at all\n" * 10)
+    for path in (truncated, garbage):
+        with pytest.raises(ValueError, match="could not be read as a checkpoint") as info:
+            load_checkpoint(path, nn.Linear(3, 2))
+        assert "\n" not in str(info.value) and str(path) in str(info.value)
+    with pytest.raises(IsADirectoryError, match="is a folder"):
+        load_checkpoint(tmp_path, nn.Linear(3, 2))
+
+
+def test_checkpoint_of_another_model_says_what_differs(tmp_path):
+    path = save_checkpoint(tmp_path / "small.pt", nn.Linear(3, 2), config={"d": 3})
+    with pytest.raises(ValueError, match=r"another size: weight is \(2, 3\) there but \(4, 3\) here.*read_config"):
+        load_checkpoint(path, nn.Linear(3, 4))
+    with pytest.raises(ValueError, match="holds a different model: 2 of this model's tensors are missing"):
+        load_checkpoint(path, nn.Sequential(nn.Linear(3, 2)))

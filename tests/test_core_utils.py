@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 import torch
 
 from course_lib.utils import pick_device, seed_everything, set_threads
@@ -31,3 +33,17 @@ def test_set_threads(monkeypatch):
         assert set_threads() >= 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_equal_up_to_prints_a_fact_not_the_noise():
+    import torch
+    from course_lib.utils import equal_up_to
+    a = torch.ones(4)
+    assert equal_up_to(a, a + 3e-7) == "equal up to float32 rounding (max |Δ| < 1e-05): True"
+    assert equal_up_to(a, a + 1e-3).endswith(": False")
+    assert equal_up_to(a, a + 1e-3, tol=1e-2, what="the fit's rounding") == \
+        "equal up to the fit's rounding (max |Δ| < 1e-02): True"
+    with pytest.raises(ValueError, match=r"one shape, got \(4,\) and \(3,\)"):
+        equal_up_to(a, torch.ones(3))
+    with pytest.raises(ValueError, match="tol must be > 0"):
+        equal_up_to(a, a, tol=0)
