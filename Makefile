@@ -9,7 +9,7 @@ KERNEL := transformers-course
 # Re-install only when what is installed changes.
 STAMP  := $(VENV)/.course-installed
 
-.PHONY: setup lab test test-fast execute student pack html clean-venv hub
+.PHONY: setup lab test test-other-machine test-fast execute student pack html clean-venv hub
 
 setup: $(STAMP)
 
@@ -27,10 +27,23 @@ $(STAMP): requirements.txt requirements-nodeps.txt pyproject.toml
 lab: setup
 	@$(BIN)/python tools/lab.py --port $(PORT)
 
+# Another machine, simulated on this one (tests/portability.py): PyTorch's scalar
+# kernels, MKL's other matmul path and two threads change the last bits of floats.
+OTHER_MACHINE := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE COURSE_THREADS=2
+
 # The whole suite: unit tests, checkers, nbval on every lesson, student
-# versions, the browser test, under the network guard.
+# versions (on the simulated other machine), the browser test, under the network
+# guard — then nbval over every lesson again on the simulated other machine.
 test: setup
-	$(BIN)/python -m pytest
+	@status=0; \
+	$(BIN)/python -m pytest || status=1; \
+	echo "== nbval again, on a simulated other machine: $(OTHER_MACHINE)"; \
+	env $(OTHER_MACHINE) $(BIN)/python -m pytest notebooks || status=1; \
+	exit $$status
+
+# Only nbval on the simulated other machine (a few minutes): what another CPU would see.
+test-other-machine: setup
+	env $(OTHER_MACHINE) $(BIN)/python -m pytest notebooks
 
 # The quick loop while editing: no notebook execution, no browser.
 test-fast: setup
