@@ -1,0 +1,142 @@
+"""Figures for lesson 11 (a real LLM on our code): the 2017 and the modern block side by
+side, one attention weight over every layer and head, generation, KV-cache timings."""
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.patches import FancyBboxPatch
+
+__all__ = ["block_comparison", "head_weight_grid", "generation_panel", "cache_timing_plot"]
+
+# (label, colour) from the bottom of the block to the top; "+" marks a residual add.
+_BLOCK_2017 = [("token embedding  E[id]·√d", "#dddddd"), ("+ sinusoidal positions", "#f4d6a0"),
+               ("multi-head attention (h = 8)", "#a8c8f0"), ("Add & LayerNorm", "#f7b7b7"),
+               ("FFN: W₂ ReLU(W₁x + b₁) + b₂", "#b9e3b0"), ("Add & LayerNorm", "#f7b7b7"),
+               ("output: separate W_out", "#dddddd")]
+_BLOCK_TODAY = [("token embedding  E[id]", "#dddddd"), ("RMSNorm", "#f7b7b7"),
+                ("grouped-query attention (9 q / 3 kv heads)\nRoPE on q, k", "#a8c8f0"), ("+ residual", "#ffffff"),
+                ("RMSNorm", "#f7b7b7"), ("SwiGLU: W₂(SiLU(W₁x) ⊙ W₃x)", "#b9e3b0"), ("+ residual", "#ffffff"),
+                ("final RMSNorm, output: Eᵀ (tied)", "#dddddd")]
+
+
+def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label):
+    h, gap = 0.8, 0.35
+    for i, (label, colour) in enumerate(boxes):
+        y = i * (h + gap)
+        ax.add_patch(FancyBboxPatch((x, y), 4.2, h, boxstyle="round,pad=0.05", fc=colour, ec="#444444", lw=1))
+        ax.text(x + 2.1, y + h / 2, label, ha="center", va="center", fontsize=8.5)
+        if i:
+            ax.annotate("", (x + 2.1, y - 0.02), (x + 2.1, y - gap + 0.02),
+                        arrowprops=dict(arrowstyle="->", color="#444444"))
+    top = len(boxes) * (h + gap)
+    y0, y1 = repeat_from * (h + gap) - 0.15, repeat_to * (h + gap) + h + 0.15
+    ax.plot([x - 0.25, x - 0.35, x - 0.35, x - 0.25], [y0, y0, y1, y1], color="#444444", lw=1)
+    ax.text(x - 0.5, (y0 + y1) / 2, repeat_label, rotation=90, ha="right", va="center", fontsize=9)
+    ax.text(x + 2.1, top + 0.1, title, ha="center", va="bottom", fontsize=10, weight="bold")
+
+
+def block_comparison():
+    """The 2017 Transformer's decoder-style block (lesson 05, post-LN) next to a Llama block
+    (SmolLM2): what changed, box by box. Returns the Figure."""
+    fig, ax = plt.subplots(figsize=(10, 5.6))
+    _column(ax, 0.8, _BLOCK_2017, "2017 (lessons 03–06)", 2, 5, "× N, post-norm")
+    _column(ax, 6.4, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm")
+    ax.set_xlim(-0.4, 11)
+    ax.set_ylim(-0.3, 9.9)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def head_weight_grid(weights, title, layer_label="layer", head_label="head", top=3):
+    """One attention weight (say "it" -> "animal") for every layer and head, as a heatmap.
+
+    weights: (layers, heads) in [0, 1]. The `top` largest cells are outlined and
+    labelled with their value. Returns the Figure.
+    """
+    w = torch.as_tensor(weights, dtype=torch.float32).detach()
+    if w.dim() != 2:
+        raise ValueError(f"weights must be (layers, heads), got shape {tuple(w.shape)}")
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise ValueError(f"top must be an int >= 0, got {top!r}")
+    layers, heads = w.shape
+    fig, ax = plt.subplots(figsize=(3.2 + 0.35 * heads, 0.6 + 0.22 * layers))
+    im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(heads))
+    ax.set_yticks(range(0, layers, max(1, layers // 15)))
+    ax.set_xlabel(head_label)
+    ax.set_ylabel(layer_label)
+    ax.set_title(title, fontsize=10)
+    for idx in torch.topk(w.flatten(), min(top, w.numel())).indices.tolist():
+        layer, head = divmod(idx, heads)
+        ax.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec="tab:red", lw=1.5))
+        ax.text(head, layer, f"{w[layer, head]:.2f}", ha="center", va="center", fontsize=7,
+                color="white" if w[layer, head] > 0.5 else "black")
+    fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03, label="attention weight")
+    fig.tight_layout()
+    return fig
+
+
+def _piece(text):
+    return {"\n": "\\n", " ": "␣", "": "∅"}.get(text, text.replace("\n", "\\n").replace(" ", "␣"))
+
+
+def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80):
+    """Generation seen from both ends: the distribution of the first new token (its most
+    likely pieces, top) and the prompt with its continuation (bottom).
+
+    top_pieces: the text of the most likely next tokens; top_probs: their probabilities
+    (after temperature and top-k). Spaces are drawn as ␣. Returns the Figure.
+    """
+    if len(top_pieces) != len(top_probs) or not top_pieces:
+        raise ValueError(f"got {len(top_pieces)} pieces for {len(top_probs)} probabilities; need the same, ≥ 1")
+    lines = []
+    for para in (prompt + continuation).split("\n"):
+        lines.extend(textwrap.wrap(para, width) or [""])
+    lines = lines[:14]
+    text_height = 0.4 + 0.18 * len(lines)
+    fig, (ax_p, ax_t) = plt.subplots(2, 1, figsize=(8.5, 2.7 + text_height),
+                                     gridspec_kw={"height_ratios": [2.5, text_height]})
+    probs = np.asarray(top_probs, dtype=float)
+    ax_p.bar(range(len(probs)), probs, color=["tab:blue" if p > 0 else "tab:gray" for p in probs])
+    ax_p.set_xticks(range(len(probs)), [_piece(p) for p in top_pieces], rotation=45, ha="right", fontsize=8)
+    ax_p.set_ylim(0, 1.05)
+    ax_p.set_ylabel("probability")
+    mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
+    ax_p.set_title(f"first new token — {mode}, top-k = {'all' if top_k is None else top_k}", fontsize=10)
+    ax_t.axis("off")
+    ax_t.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8.5,
+              transform=ax_t.transAxes)
+    ax_t.set_title("prompt + continuation", fontsize=10, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def cache_timing_plot(with_cache, without_cache):
+    """Time per new token vs its position (left) and the total time to reach a position (right).
+
+    with_cache, without_cache: (positions, seconds) — the steps that were timed (positions
+    increasing). A curve with gaps (say, only every 16th step timed without the cache) is
+    interpolated between the timed steps for the running total, drawn dashed. Returns the Figure.
+    """
+    fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for (pos, sec), label, colour in ((with_cache, "with KV cache", "tab:blue"),
+                                      (without_cache, "without cache (whole sequence again)", "tab:red")):
+        pos, ms = np.asarray(pos), 1e3 * np.asarray(sec, dtype=float)
+        if pos.shape != ms.shape or pos.ndim != 1 or len(pos) < 2 or np.any(np.diff(pos) <= 0):
+            raise ValueError(f"{label}: need ≥ 2 increasing positions with one timing each, "
+                             f"got {pos.shape} positions and {ms.shape} timings")
+        ax.plot(pos, ms, "." if len(pos) > 40 else "o-", ms=4, color=colour, label=label)
+        every = np.arange(pos[0], pos[-1] + 1)
+        gaps = len(every) != len(pos)
+        ax_sum.plot(every, np.cumsum(np.interp(every, pos, ms)) / 1e3, "--" if gaps else "-", color=colour,
+                    label=label + (" (interpolated)" if gaps else ""))
+    ax.set(xlabel="position of the new token", ylabel="ms for this token", title="one step", ylim=(0, None))
+    ax_sum.set(xlabel="position reached", ylabel="seconds in total", title="running total", ylim=(0, None))
+    ax.legend(fontsize=8)
+    ax_sum.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

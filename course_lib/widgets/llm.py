@@ -1,0 +1,54 @@
+"""Widget for lesson 11: generate with a real LLM — prompt, temperature, top-k, length, seed."""
+from __future__ import annotations
+
+import ipywidgets as W
+import torch
+
+from ..decoding import next_token_probs
+from ..generation import generate_text
+from ..viz.llm import generation_panel
+from ._wiring import show_figure
+
+__all__ = ["llm_generation_explorer"]
+
+_SHOWN = 15   # bars: the most likely next tokens
+
+
+def _draw(model, tokenizer, prompt, temperature, top_k, tokens, seed):
+    """Generate `tokens` new tokens after `prompt`; draw the first step's distribution and the text."""
+    if not prompt:
+        prompt = "Once"          # an empty box: something to continue rather than an error
+    k = None if top_k == 0 else int(top_k)
+    ids = torch.tensor([tokenizer.encode(prompt)])
+    with torch.no_grad():
+        logits = model(ids, last_only=True)[0, -1]
+    probs = next_token_probs(logits, temperature, k)
+    top = torch.topk(probs, _SHOWN)
+    pieces = [tokenizer.decode([i]) for i in top.indices.tolist()]
+    text = generate_text(model, tokenizer, prompt, tokens, temperature, k, seed)
+    continuation = text[len(prompt):] if text.startswith(prompt) else text
+    return generation_panel(prompt, continuation, pieces, top.values.tolist(), temperature, k)
+
+
+def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=30):
+    """Sliders for temperature, top-k, number of new tokens and seed, a text box for the prompt.
+
+    model: a `course_lib.llama.LlamaLM`; tokenizer: its own (`load_tokenizer()`).
+    T = 0 is greedy; top-k = 0 means no filter. The same settings always give the same
+    text (the seed fixes the draw). Returns the widget; `.draw.last_figure` is the latest figure.
+    """
+    draw = show_figure(lambda **kw: _draw(model, tokenizer, **kw))
+    style = {"description_width": "initial"}
+    widget = W.interactive(
+        draw,
+        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=style),
+        temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
+                                  continuous_update=False, style=style),
+        top_k=W.IntSlider(value=50, min=0, max=200, description="top-k (0 = off)", continuous_update=False,
+                          style=style),
+        tokens=W.IntSlider(value=tokens, min=5, max=60, step=5, description="new tokens",
+                           continuous_update=False, style=style),
+        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+    )
+    widget.draw = draw
+    return widget
