@@ -3,10 +3,11 @@
 Each `check_*` takes the learner's function (or class), compares it with the
 reference on random inputs, prints a one-line verdict and returns it. It never
 raises: a stub prints "not solved yet", a crash prints where it happened.
-Every lesson module's `__all__` is re-exported here.
+Every lesson module's `__all__` is re-exported here. Inside `with demo():` a check
+prints its verdict but is not recorded as the learner's attempt.
 """
 from .._discover import export_submodules
-from .framework import Exercise, Mistake, Verdict  # noqa: F401
+from .framework import Exercise, Mistake, Verdict, demo  # noqa: F401
 
-__all__ = ["Exercise", "Mistake", "Verdict"] + [
-    n for n in export_submodules(__name__, globals()) if n not in ("Exercise", "Mistake", "Verdict")]
+_OWN = ("Exercise", "Mistake", "Verdict", "demo")
+__all__ = list(_OWN) + [n for n in export_submodules(__name__, globals()) if n not in _OWN]

@@ -11,7 +11,9 @@ dtypes and NaNs all become a printed :class:`Verdict`.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import inspect
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -72,6 +74,60 @@ def _learner_frame(exc: BaseException) -> str:
     f = mine[-1]
     line = f" — `{f.line.strip()}`" if f.line else ""
     return f"line {f.lineno} in {f.name}{line}"
+
+
+def _describe_arg(name: str, a) -> str | None:
+    """One input as the learner would name it: "x (2, 4, 6)", "eps = 0.01"; None to skip."""
+    if isinstance(a, torch.Tensor):
+        return f"{name} {tuple(a.shape)}" if a.dim() else f"{name} = {a.item():g}"
+    if isinstance(a, bool) or a is None:
+        return f"{name} = {a}"
+    if isinstance(a, (int, float)):
+        odd = ", an odd size" if isinstance(a, int) and name.startswith("d_") and a % 2 else ""
+        return f"{name} = {a:g}{odd}"
+    if isinstance(a, (list, tuple)) and a and all(isinstance(r, (list, tuple)) for r in a):
+        return f"{name}: {len(a)} lists of lengths {', '.join(str(len(r)) for r in a)}"
+    if isinstance(a, torch.nn.Module):
+        return f"{name}: {type(a).__name__}"
+    return None          # state dicts and other plumbing: not something the learner passed
+
+
+def describe_inputs(names: Sequence[str], args: tuple) -> str:
+    """'x (2, 4, 6), gamma (6,), eps = 0.01' — the sizes of one call, for crash messages."""
+    names = list(names) + [f"argument {i + 1}" for i in range(len(names), len(args))]
+    parts = [_describe_arg(n, a) for n, a in zip(names, args)]
+    return ", ".join(p for p in parts if p)
+
+
+def _param_names(fn) -> list[str]:
+    """The reference's parameter names (a class: its forward's), or [] if they can't be read."""
+    try:
+        target = fn.forward if inspect.isclass(fn) else fn
+        names = list(inspect.signature(target).parameters)
+    except (TypeError, ValueError, AttributeError):
+        return []
+    return names[1:] if inspect.isclass(fn) and names[:1] == ["self"] else names
+
+
+def _same_crash(a: BaseException | None, b: BaseException | None) -> bool:
+    return a is not None and b is not None and type(a) is type(b) and str(a) == str(b)
+
+
+_DEMO = [False]   # True inside `demo()`: checks print their verdict but record nothing
+
+
+@contextlib.contextmanager
+def demo():
+    """Run checks as a demonstration: the verdict is printed, the progress file is not touched.
+
+    with demo():
+        check_cross_attention(cross_attention_causal)   # a slip shown on purpose
+    """
+    before, _DEMO[0] = _DEMO[0], True
+    try:
+        yield
+    finally:
+        _DEMO[0] = before
 
 
 def _clone(x):
@@ -173,6 +229,9 @@ class Exercise:
     run: Callable | None = None
     # Other correct solutions (einsum, loops...): tests check they are accepted.
     alternatives: list[Callable] = field(default_factory=list)
+    # How a crash message names the inputs: describe(args) -> "x (2, 4, 6), eps = 0.01".
+    # Default: the reference's parameter names with each input's shape or value.
+    describe: Callable[[tuple], str] | None = None
 
     def __post_init__(self):
         REGISTRY[self.name] = self
@@ -189,6 +248,23 @@ class Exercise:
         if self.run is None:
             return run_learner_code(fn, *args)
         return run_learner_code(lambda *a: self.run(fn, a), *args)
+
+    def _describe(self, args) -> str:
+        if self.describe is not None:
+            return self.describe(args)
+        return describe_inputs(_param_names(self.reference), args)
+
+    def _mistake_like(self, args, res: Result) -> Mistake | None:
+        """A planted mistake that, on these inputs, crashes exactly like `res` or returns the
+        same (possibly wrong-shaped) value — so a crash or a shape message can name the slip."""
+        for mistake in self.mistakes:
+            out = self._call(mistake.fn, args)
+            if res.error is not None and _same_crash(res.error, out.error):
+                return mistake
+            if res.error is None and out.error is None and out.value is not None \
+                    and close(res.value, out.value, self.atol):
+                return mistake
+        return None
 
     def _inputs(self) -> list[tuple]:
         gen = torch.Generator().manual_seed(1234)
@@ -209,9 +285,14 @@ class Exercise:
                 return say(TODO, "not solved yet — replace the `raise NotImplementedError` "
                                  "with your code, then run this check again.")
             if res.error is not None:
+                known = self._mistake_like(args, res)
+                if known is not None:
+                    return say(WRONG, known.hint)
                 where = f" ({res.where})" if res.where else ""
+                used = self._describe(args)
+                used = f" — the checker called it with {used}" if used else ""
                 return say(CRASHED, f"your code raised {type(res.error).__name__}: "
-                                    f"{res.error}{where}")
+                                    f"{res.error}{where}{used}")
             if res.mutated_input:
                 return say(WRONG, "your function changed its input in place (e.g. `x -= ...`); "
                                   "compute a new tensor instead, the caller still needs the original")
@@ -222,7 +303,8 @@ class Exercise:
                 # unstable softmax), so its hint gets the first chance below.
                 non_finite = non_finite or problem
             elif problem:
-                return say(WRONG, problem)
+                known = self._mistake_like(args, res)
+                return say(WRONG, known.hint if known is not None else problem)
             results.append((args, res.value, expected))
 
         if non_finite is None and all(close(v, e, self.atol) for _, v, e in results):
@@ -234,14 +316,19 @@ class Exercise:
                 return say(WRONG, mistake.hint)
         return say(WRONG, non_finite or self.generic_hint)
 
-    def check(self, fn) -> Verdict:
-        """Print the verdict for a learner's function and return it."""
+    def check(self, fn, record: bool = True) -> Verdict:
+        """Print the verdict for a learner's function and return it.
+
+        record=False (or a surrounding `with demo():`) prints the verdict without storing
+        it in the learner's progress file: for a lesson's own demonstration of a slip.
+        """
         try:
             v = self.verdict(fn)
         except Exception as e:   # noqa: BLE001 — a bug here must not stop "Run All"
             v = Verdict(self.name, CRASHED, f"the checker itself failed ({type(e).__name__}: {e}); "
                                             "please report this")
         print(v)
-        from ..progress import record   # local: progress is optional plumbing
-        record(self.name, self.lesson, v.status)
+        if record and not _DEMO[0]:
+            from ..progress import record as store   # local: progress is optional plumbing
+            store(self.name, self.lesson, v.status)
         return v

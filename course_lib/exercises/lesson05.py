@@ -44,11 +44,38 @@ def _normalize(x, dims, unbiased=False):
     return x - mean, var
 
 
+# Two slips of the lecture notes, copied literally. The notes write σ for the standard
+# deviation and then divide by √σ + ε (a fourth root of the variance), and write the
+# mean as μ = Σ_j x_j without the 1/d.
+def _notes_sqrt_sigma(x, g, b, eps):
+    c, var = _normalize(x, -1)
+    return c / (var.sqrt().sqrt() + eps) * g + b
+
+
+def _notes_sum_mean(x, g, b, eps):
+    c = x - x.sum(dim=-1, keepdim=True)                  # μ = Σ x_j: d times the mean
+    return c / torch.sqrt((c ** 2).mean(dim=-1, keepdim=True) + eps) * g + b
+
+
+def _notes_both(x, g, b, eps):
+    c = x - x.sum(dim=-1, keepdim=True)
+    return c / ((c ** 2).mean(dim=-1, keepdim=True).sqrt().sqrt() + eps) * g + b
+
+
 LAYER_NORM = Exercise(
     name="layer_norm",
     reference=layer_norm_reference,
     make_inputs=_ln_inputs,
     mistakes=[
+        Mistake("you divided by √σ + ε with σ the standard deviation — a fourth root of the "
+                "variance (some lecture notes write it this way). Divide by the standard "
+                "deviation itself, with ε inside the root: (x − μ) / √(σ² + ε)", _notes_sqrt_sigma),
+        Mistake("your mean is Σ_j x_j without the 1/d (some lecture notes write μ = Σ x_j): that "
+                "is d times the mean, so the rows don't end up with mean 0. "
+                "Use μ = (1/d) Σ_j x_j, i.e. x.mean(dim=-1, keepdim=True)", _notes_sum_mean),
+        Mistake("two slips copied from some lecture notes: μ = Σ_j x_j needs the 1/d (use "
+                "x.mean(-1)), and √σ + ε with σ the standard deviation takes a fourth root of the "
+                "variance — divide by √(σ² + ε), σ² the variance", _notes_both),
         Mistake("ε belongs inside the square root: (x − μ) / √(σ² + ε), not (x − μ) / (σ + ε)",
                 lambda x, g, b, eps: (lambda c, v: c / (v.sqrt() + eps) * g + b)(*_normalize(x, -1))),
         Mistake("you used the unbiased variance (divide by d − 1); LayerNorm divides by d: "

@@ -81,6 +81,10 @@ CROSS_ATTENTION = Exercise(
                 "scores (with -inf) before the softmax",
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv),
                                                        after=lambda w: w * mask[:, None, :])),
+        Mistake("queries and keys/values are swapped: the queries come from the decoder (q = x @ w_q) "
+                "and the keys and values from the encoder (k = memory @ w_k, v = memory @ w_v); "
+                "swapped, the scores are (n_src × n_tgt) and src_mask no longer fits them",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, None, :])),
         Mistake("you applied a causal (triangular) mask: cross-attention needs none — the whole source "
                 "sentence is known before decoding starts; only padding is masked",
                 lambda x, m, wq, wk, wv, mask: _attend(
@@ -165,6 +169,18 @@ def _no_cross_residual(self, x, memory, self_mask, cross_mask):
     return self.norm3(x + self.ffn(x))
 
 
+def _swapped_cross(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(x + self.cross_attn(memory, x, mask=cross_mask))
+    return self.norm3(x + self.ffn(x))
+
+
+def _swapped_cross_unmasked(self, x, memory, self_mask, cross_mask):
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(x + self.cross_attn(memory, x))
+    return self.norm3(x + self.ffn(x))
+
+
 def _cross_first(self, x, memory, self_mask, cross_mask):
     x = self.norm1(x + self.cross_attn(x, memory, mask=cross_mask))
     x = self.norm2(x + self.self_attn(x, mask=self_mask))
@@ -192,6 +208,19 @@ def _with_sublayer(self, x, memory, self_mask, cross_mask):
 
 
 SIZES = dict(d_model=8, h=2, d_ff=16)
+
+# Swapped, the call crashes (the scores are (n_src, n_tgt): cross_mask, or the residual
+# x + …, no longer fits) — the framework matches the crash and gives this hint instead.
+SWAPPED_HINT = ("queries and keys/values are swapped: MultiHeadAttention is called as "
+                "attn(x_q, x_kv, mask=...) — the queries come from the decoder, keys and values "
+                "from the encoder: self.cross_attn(x, memory, mask=cross_mask)")
+
+
+def _describe_decoder_inputs(args):
+    _, x, memory, self_mask, cross_mask = args
+    return (f"x {tuple(x.shape)} (batch, n_tgt, d_model), memory {tuple(memory.shape)} "
+            f"(batch, n_src, d_model), self_mask {tuple(self_mask.shape)}, cross_mask "
+            f"{tuple(cross_mask.shape)}; d_model = {SIZES['d_model']}, h = {SIZES['h']}")
 
 
 def _decoder_inputs(gen):
@@ -223,6 +252,7 @@ DECODER_LAYER = Exercise(
     reference=DecoderLayerReference,
     make_inputs=_decoder_inputs,
     run=_run_block,
+    describe=_describe_decoder_inputs,
     mistakes=[
         Mistake("that is the pre-norm arrangement x + Sublayer(LN(x)); this block is the 2017 post-norm "
                 "one: x = LN(x + Sublayer(x))", _block(_pre_norm)),
@@ -230,6 +260,8 @@ DECODER_LAYER = Exercise(
                 "later target tokens", _block(_no_causal)),
         Mistake("cross-attention must take its keys and values from the encoder: "
                 "self.cross_attn(x, memory, mask=cross_mask)", _block(_no_memory)),
+        Mistake(SWAPPED_HINT, _block(_swapped_cross)),
+        Mistake(SWAPPED_HINT, _block(_swapped_cross_unmasked)),
         Mistake("pass mask=cross_mask to the cross-attention so padded source positions are ignored",
                 _block(_no_cross_mask)),
         Mistake("the cross-attention sublayer lost its residual connection: norm2(x + cross_attn(...))",

@@ -140,6 +140,32 @@ def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_e
     return decode
 
 
+def _greedy_stop_at_eos(per_row=False, before_append=False):
+    """The early-stop slip: break (or freeze a row) once <eos> appears."""
+    def decode(model, src, bos_id, eos_id, max_len):
+        src_mask = model.source_mask(src)
+        memory = model.encode(src, src_mask)
+        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        for _ in range(max_len):
+            next_token = model.decode(ys, memory, src_mask)[:, -1].argmax(-1)
+            if per_row:                       # a finished row keeps repeating <eos>
+                next_token = torch.where(done, eos_id, next_token)
+                done = done | (next_token == eos_id)
+            elif before_append and (next_token == eos_id).any():
+                break
+            ys = torch.cat([ys, next_token[:, None]], dim=1)
+            if not per_row and (next_token == eos_id).any():
+                break
+        return ys
+    return decode
+
+
+EARLY_STOP_HINT = ("you stopped at <eos>: this exercise runs exactly max_len steps of plain argmax "
+                   "(no early stop), so the result is always (batch, max_len + 1). eos_id is not "
+                   "needed here — the text is cut at the first <eos> later, when ids become words")
+
+
 def _greedy_preallocated(model, src, bos_id, eos_id, max_len):
     ys = torch.full((src.shape[0], max_len + 1), bos_id, dtype=torch.long)
     memory = model.encode(src)
@@ -162,6 +188,9 @@ GREEDY_DECODE = Exercise(
                 "far) at each step", _greedy_variant(no_feedback=True)),
         Mistake("padded source positions are attended to: pass src_mask = model.source_mask(src) to "
                 "model.encode and model.decode", _greedy_variant(no_mask=True)),
+        Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos()),
+        Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(before_append=True)),
+        Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(per_row=True)),
     ],
     alternatives=[
         _greedy_variant(re_encode=True),  # model(src, ys) re-encodes each step: slower, same ids

@@ -35,6 +35,10 @@ NEXT_TOKEN_LOSSES = Exercise(
         Mistake("you paired logits[:, :-1] with tokens[:, :-1]: position t must be scored against "
                 "token t+1, i.e. tokens[:, 1:]",
                 lambda lo, t: F.cross_entropy(lo[:, :-1].transpose(1, 2), t[:, :-1], reduction="none")),
+        Mistake("you shifted the wrong way: logits[:, 1:] against tokens[:, :-1] scores each "
+                "position against the token *before* it. Position t predicts token t+1: drop the "
+                "last logits and the first token — logits[:, :-1] with tokens[:, 1:]",
+                lambda lo, t: F.cross_entropy(lo[:, 1:].transpose(1, 2), t[:, :-1], reduction="none")),
         Mistake("you applied softmax before cross_entropy, which applies log-softmax itself; "
                 "pass the raw logits",
                 lambda lo, t: F.cross_entropy(lo[:, :-1].softmax(-1).transpose(1, 2), t[:, 1:],
@@ -82,6 +86,12 @@ def _diag(w, period, offset, start):
     return w[:, i, i + offset].mean(dim=-1)
 
 
+def _window(w, period, start, stop):
+    """A[i, i - period + 1] averaged over i = start .. stop - 1 (an off-by-one range)."""
+    i = torch.arange(start, stop)
+    return w[:, i, i - period + 1].mean(dim=-1)
+
+
 INDUCTION_SCORE = Exercise(
     name="induction_score",
     reference=induction_score_reference,
@@ -97,6 +107,12 @@ INDUCTION_SCORE = Exercise(
         Mistake("you averaged the whole diagonal A[i, i - period + 1], first copy included; "
                 "only queries in the repeated copy (i = period+1 .. 2·period) can do induction",
                 lambda w, p: torch.diagonal(w, offset=-(p - 1), dim1=-2, dim2=-1).mean(dim=-1)),
+        Mistake("your range stops one short: arange's end is exclusive, so the last repeated "
+                "position i = 2·period was left out — use torch.arange(period + 1, 2 * period + 1)",
+                lambda w, p: _window(w, p, p + 1, 2 * p)),
+        Mistake("your range runs one past the end: the positions are 0 .. n − 1 = 2·period, so the "
+                "repeated copy is i = period + 1 .. 2·period — torch.arange(period + 1, 2 * period + 1)",
+                lambda w, p: _window(w, p, p + 2, 2 * p + 2)),   # index 2·period + 1: IndexError
         Mistake("you started at i = period, the last token of the first copy; the repeated copy "
                 "starts at i = period + 1 (position 0 is BOS)",
                 lambda w, p: _diag(w, p, -p + 1, p)),
