@@ -25,6 +25,9 @@ from pathlib import Path
 import nbformat
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+# nbgrader's hidden tests (tools/nbgrader_metadata.py puts the course checker's
+# assertion there): graders see them, the student version doesn't.
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 _DEF = re.compile(r"^\s*(?:def|class)\s+(\w+)")
 
 
@@ -68,6 +71,26 @@ def strip_solutions(source: str, where: str = "cell") -> str:
     return "\n".join(out)
 
 
+def strip_hidden_tests(source: str, where: str = "cell") -> str:
+    """Drop each BEGIN/END HIDDEN TESTS region (markers included), as nbgrader does."""
+    out, inside = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped == HIDDEN_BEGIN:
+            if inside:
+                raise StudentVersionError(f"{where}: nested {HIDDEN_BEGIN}")
+            inside = True
+        elif stripped == HIDDEN_END:
+            if not inside:
+                raise StudentVersionError(f"{where}: {HIDDEN_END} without {HIDDEN_BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise StudentVersionError(f"{where}: {HIDDEN_BEGIN} without {HIDDEN_END}")
+    return "\n".join(out)
+
+
 def student_notebook(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat.NotebookNode:
     """A copy of `nb` with solutions stripped, outputs and widget state cleared."""
     nb = nbformat.from_dict(nb)   # deep copy
@@ -76,6 +99,8 @@ def student_notebook(nb: nbformat.NotebookNode, where: str = "notebook") -> nbfo
             continue
         if BEGIN in cell.source:
             cell.source = strip_solutions(cell.source, f"{where}, cell {i}")
+        if HIDDEN_BEGIN in cell.source or HIDDEN_END in cell.source:
+            cell.source = strip_hidden_tests(cell.source, f"{where}, cell {i}")
         cell.outputs = []
         cell.execution_count = None
         cell.metadata.pop("execution", None)
