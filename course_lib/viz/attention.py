@@ -142,7 +142,9 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
                 raise ValueError(f"{name} is missing {key!r}")
             if len(stats[key]) != len(d_values):
                 raise ValueError(f"{name}[{key!r}] has {len(stats[key])} values for {len(d_values)} d_k values")
-    fig, axes = plt.subplots(1, 4, figsize=(14, 3.4))
+    # 2 × 2, 9.5 in wide: four panels in one row were shrunk to 68 % in the notebook column.
+    fig, axes = plt.subplots(2, 2, figsize=(9.5, 6.4), layout="constrained")
+    axes = axes.flat
     for ax, (key, title, yscale) in zip(axes, _PANELS):
         ax.plot(d_values, raw[key], "o-", color="tab:red", label="q·k (no scaling)")
         ax.plot(d_values, scaled[key], "s-", color="tab:blue", label="q·k / √d_k")
@@ -151,12 +153,11 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
         ax.set(xlabel="d_k", title=title)
         ax.grid(True, alpha=0.3)
     axes[1].axhline(1 / n_keys, color="gray", ls=":", lw=1)
-    axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=8, color="gray")
+    axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=9, color="0.35")
     axes[1].set_ylim(0, 1.05)
     axes[2].axhline(math.log(n_keys), color="gray", ls=":", lw=1)
-    axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=8, color="gray")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=9, color="0.35")
+    axes[0].legend(fontsize=9)
     return fig
 
 
@@ -186,7 +187,7 @@ def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
     label = "q·k / √d_k" if scaled else "q·k (no scaling)"
     color = "tab:blue" if scaled else "tab:red"
 
-    fig, (ax_b, ax_m, ax_g) = plt.subplots(1, 3, figsize=(13, 3.5), gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    fig, (ax_b, ax_m, ax_g) = plt.subplots(1, 3, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.3, 1, 1]})
     ax_b.bar(range(n_keys), p.numpy(), color=color)
     ax_b.set_ylim(0, 1.05)
     ax_b.set_xticks(range(0, n_keys, max(1, n_keys // 8)))
@@ -205,8 +206,8 @@ def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
     ax_g.set_ylim(0, None)
     for ax in (ax_m, ax_g):
         _plain_log_ticks(ax, ds)
-    ax_m.legend(fontsize=8)
-    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.16, top=0.84, wspace=0.3)  # fixed: fast redraws
+    ax_m.legend(fontsize=9)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.84, wspace=0.3)  # fixed: fast redraws
     return fig
 
 
@@ -249,11 +250,11 @@ def attention_explorer_view(tokens, scores, query=0, temperature=1.0):
     if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < len(tokens):
         raise ValueError(f"query must be a token index in [0, {len(tokens)}), got query={query!r}")
     w = torch.softmax(s / temperature, dim=-1)
-    fig, (ax_b, ax_h) = plt.subplots(1, 2, figsize=(12, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
+    fig, (ax_b, ax_h) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
     colors = ["tab:red" if i == int(w[query].argmax()) else "tab:blue" for i in range(len(tokens))]
     ax_b.bar(range(len(tokens)), w[query].numpy(), color=colors)
     for i, p in enumerate(w[query].tolist()):
-        ax_b.text(i, p + 0.015, f"{p:.2f}", ha="center", fontsize=8)
+        ax_b.text(i, p + 0.015, f"{p:.2f}", ha="center", fontsize=9)
     ax_b.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right")
     ax_b.set_ylim(0, 1.08)
     ax_b.set(ylabel="weight", title=f"query “{tokens[query]}” attends to …  (T = {temperature:.2f})")

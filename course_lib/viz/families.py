@@ -37,36 +37,44 @@ def draw_attention(ax, weights, q_tokens=None, k_tokens=None, title=None, vmax=N
         if toks is not None and len(toks) != n:
             raise ValueError(f"{name} has {len(toks)} labels for {n} positions")
     im = ax.imshow(w.numpy(), cmap=cmap, vmin=0, vmax=vmax if vmax is not None else max(float(w.max()), 1e-6))
+    size = 9 if max(n_q, n_k) <= 16 else 7.5          # token labels: as large as the cells allow
     if q_tokens is not None:
-        ax.set_yticks(range(n_q), [str(t) for t in q_tokens], fontsize=7)
+        ax.set_yticks(range(n_q), [str(t) for t in q_tokens], fontsize=size)
     if k_tokens is not None:
-        ax.set_xticks(range(n_k), [str(t) for t in k_tokens], fontsize=7, rotation=90)
-    ax.set_xlabel("key (attended to)", fontsize=8)
-    ax.set_ylabel("query (attending)", fontsize=8)
+        ax.set_xticks(range(n_k), [str(t) for t in k_tokens], fontsize=size, rotation=90)
+    ax.tick_params(labelsize=size)
+    ax.set_xlabel("key (attended to)", fontsize=9)
+    ax.set_ylabel("query (attending)", fontsize=9)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=10)
     return im
 
 
 def family_attention_maps(panels, ncols=None, figsize=None):
-    """Several attention matrices side by side.
+    """Several attention matrices, two per row by default (readable in the notebook column).
 
     panels: list of dicts with "weights" (n_q, n_k) and optional "q_tokens",
-    "k_tokens", "title". Returns the Figure.
+    "k_tokens", "title". Each panel's colours run from 0 (white) to its own largest
+    weight (darkest): the colour bar under the grid says so. An explicit `figsize`
+    keeps the old default of one row (ncols = number of panels). Returns the Figure.
     """
     if not isinstance(panels, (list, tuple)) or not panels:
         raise ValueError("panels must be a non-empty list of dicts with 'weights'")
     for i, p in enumerate(panels):
         if not isinstance(p, dict) or "weights" not in p:
             raise ValueError(f"panels[{i}] must be a dict with a 'weights' entry")
-    ncols = ncols or len(panels)
+    ncols = ncols or (len(panels) if figsize else min(2, len(panels)))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (3.3 * ncols, 3.3 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.7 * ncols, 4.4 * nrows + 0.5),
+                             squeeze=False, layout="constrained")
     for ax, p in zip(axes.flat, panels):
-        draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
+        im = draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    fig.tight_layout()
+    bar = fig.colorbar(im, ax=axes, orientation="horizontal", fraction=0.04, pad=0.02, aspect=50,
+                       ticks=[im.norm.vmin, im.norm.vmax])
+    bar.ax.set_xticklabels(["0", "the panel's largest weight"])
+    bar.set_label("attention weight (each panel: white = 0, darkest = its own maximum)", fontsize=9)
     return fig
 
 
@@ -84,24 +92,28 @@ def it_attention_grid(weights, sentences, targets):
         raise ValueError(f"got {len(sentences)} sentences and {len(targets)} targets for weights "
                          f"of shape {tuple(w.shape)}")
     n_s, n_t, n_layers, n_heads = w.shape
-    fig, axes = plt.subplots(n_s, n_t, figsize=(4.6 * n_t, 2.2 * n_s + 0.4), squeeze=False)
+    # ≤ 9.5 in wide: shown at full size in the notebook column, so 8 pt numbers stay legible.
+    fig, axes = plt.subplots(n_s, n_t, figsize=(min(9.5, 4.7 * n_t), 2.5 * n_s + 0.9), squeeze=False,
+                             layout="constrained")
     vmax = float(w.max())
     for i in range(n_s):
         for j in range(n_t):
             ax = axes[i, j]
-            ax.imshow(w[i, j].numpy(), cmap="Oranges", vmin=0, vmax=vmax)
+            im = ax.imshow(100 * w[i, j].numpy(), cmap="Oranges", vmin=0, vmax=100 * vmax)
             for layer in range(n_layers):
                 for head in range(n_heads):
                     v = float(w[i, j, layer, head])
-                    ax.text(head, layer, f"{100 * v:.0f}", ha="center", va="center", fontsize=6.5,
+                    ax.text(head, layer, f"{100 * v:.0f}", ha="center", va="center", fontsize=8,
                             color="white" if v > 0.6 * vmax else "black")
             ax.set_xticks(range(n_heads))
             ax.set_yticks(range(n_layers))
-            ax.tick_params(labelsize=7)
-            ax.set_xlabel("head", fontsize=8)
-            ax.set_ylabel("layer", fontsize=8)
-            ax.set_title(f'"it" → "{targets[j]}"   ({sentences[i]})', fontsize=9)
-    fig.tight_layout()
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("head", fontsize=9)
+            ax.set_ylabel("layer", fontsize=9)
+            ax.set_title(f'"it" → "{targets[j]}" ({sentences[i]})', fontsize=10)
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight × 100 (%)")
+    fig.suptitle('numbers: the weight from "it" to the word, × 100 (percent of its attention)',
+                 fontsize=10)
     return fig
 
 
@@ -128,7 +140,7 @@ def head_pattern_grid(labels, scores=None, title="what each head does"):
                 lab = labels[layer][head]
                 if lab in scores:
                     ax.text(head, layer, f"{float(scores[lab][layer, head]):.2f}", ha="center",
-                            va="center", fontsize=6.5, color="white")
+                            va="center", fontsize=8, color="white")
     ax.set_xticks(range(n_heads))
     ax.set_yticks(range(n_layers))
     ax.set_xlabel("head")

@@ -9,6 +9,7 @@ from matplotlib.colors import ListedColormap
 __all__ = ["mask_grid", "masked_attention_panels", "leakage_bars"]
 
 _MASK_CMAP = ListedColormap(["#e6e6e6", "#3b75af"])   # False = light grey, True = blue
+_BLOCKED_FACE = "#c8c8c8"   # a −∞ score: mid grey, so a black "−∞" on it stands out
 
 
 def _as_bool_2d(name, mask):
@@ -44,7 +45,7 @@ def _grid(ax, values, cmap, q_labels, k_labels, title, vmin=None, vmax=None):
 
 
 def mask_grid(masks, labels=None, titles=None):
-    """One or more bool masks (n_q, n_k) side by side: blue = may attend, grey = blocked.
+    """One or more bool masks (n_q, n_k), up to 3 per row: blue = may attend, grey = blocked.
 
     masks: a 2-D bool tensor, or a list of them. labels: the tokens, used for both axes
     (one list, or one list per mask). titles: one per mask. Returns the Figure.
@@ -60,14 +61,20 @@ def mask_grid(masks, labels=None, titles=None):
     titles = list(titles) if titles is not None else [""] * len(masks)
     if len(titles) != len(masks):
         raise ValueError(f"got {len(titles)} titles for {len(masks)} masks")
-    width = sum(max(2.2, 0.32 * m.shape[1] + 1.0) for m in masks)
-    height = max(2.4, 0.32 * max(m.shape[0] for m in masks) + 1.4)
-    fig, axes = plt.subplots(1, len(masks), figsize=(width, height), squeeze=False)
-    for ax, m, lab, title in zip(axes[0], masks, labels, titles):
+    ncols = min(len(masks), 3)                       # ≤ 3 per row: fits the notebook column
+    nrows = -(-len(masks) // ncols)
+    n = max(max(m.shape) for m in masks)
+    cell = min(0.3, (9.5 / ncols - 0.9) / n)         # inches per token, ≤ 9.5 in in all
+    width = ncols * (cell * n + 0.9)
+    height = nrows * (cell * n + 1.3)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, layout="constrained")
+    for ax in axes.flat[len(masks):]:
+        ax.set_visible(False)
+    for ax, m, lab, title in zip(axes.flat, masks, labels, titles):
         q_labels = _labels("labels", lab[: m.shape[0]] if lab is not None else None, m.shape[0])
         k_labels = _labels("labels", lab[: m.shape[1]] if lab is not None else None, m.shape[1])
         _grid(ax, m.int().numpy(), _MASK_CMAP, q_labels, k_labels, title, vmin=0, vmax=1)
-    fig.tight_layout()
+        ax.tick_params(labelsize=9)
     return fig
 
 
@@ -88,23 +95,26 @@ def masked_attention_panels(scores, mask, labels=None):
     masked = s.masked_fill(~m, float("-inf"))
     weights = torch.softmax(masked, dim=-1).nan_to_num(0.0)
     lim = float(s.abs().max()) or 1.0
-    size = 0.42 * max(s.shape) + 1.4
-    fig, axes = plt.subplots(1, 3, figsize=(3 * size + 1.2, size))
+    n = max(s.shape)
+    # Three panels in the notebook column (≤ 9.5 in at 100 dpi: shown at full size).
+    fig, axes = plt.subplots(1, 3, figsize=(9.5, 0.22 * n + 2.4), layout="constrained")
     _grid(axes[0], s.numpy(), "RdBu_r", q_labels, k_labels, "scores q·k/√d_k", -lim, lim)
-    shown = np.ma.masked_invalid(masked.numpy())   # -inf cells are drawn as hatched grey
-    axes[1].set_facecolor("#d0d0d0")
-    _grid(axes[1], shown, "RdBu_r", q_labels, k_labels, "masked: blocked → −∞", -lim, lim)
-    for i, j in zip(*np.nonzero(~m.numpy())):
-        axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=7, color="#555555")
+    shown = np.ma.masked_invalid(masked.numpy())   # -inf cells: not drawn, the grey face shows
+    axes[1].set_facecolor(_BLOCKED_FACE)
+    im_s = _grid(axes[1], shown, "RdBu_r", q_labels, k_labels, "blocked → −∞", -lim, lim)
+    annotate = n <= 10                               # bigger grids: the colours say it
+    if annotate:
+        for i, j in zip(*np.nonzero(~m.numpy())):
+            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=9, color="black")
     im = _grid(axes[2], weights.numpy(), "Blues", q_labels, k_labels, "softmax: weights", 0, 1)
-    for i in range(weights.shape[0]):
+    for i in range(weights.shape[0] if annotate else 0):
         for j in range(weights.shape[1]):
             w = float(weights[i, j])
-            shown = "0" if w == 0 else ("1" if w > 0.995 else f"{w:.2f}".lstrip("0"))  # exact 0 = blocked
-            axes[2].text(j, i, shown, ha="center", va="center", fontsize=7,
+            text = "0" if w == 0 else ("1" if w > 0.995 else f"{w:.2f}".lstrip("0"))  # exact 0 = blocked
+            axes[2].text(j, i, text, ha="center", va="center", fontsize=8,
                          color="white" if w > 0.6 else "black")
-    fig.colorbar(im, ax=axes[2], fraction=0.046, pad=0.04)
-    fig.tight_layout()
+    fig.colorbar(im_s, ax=axes[:2], fraction=0.03, pad=0.02, label="score (grey: −∞)")
+    fig.colorbar(im, ax=axes[2], fraction=0.046, pad=0.04, label="weight")
     return fig
 
 

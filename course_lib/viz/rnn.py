@@ -57,27 +57,30 @@ def timing_figure(lengths, times, d_model):
     _check_series("times", lengths, times)
     _check_positive("d_model", d_model)
     n = torch.tensor(lengths, dtype=torch.float64)
-    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(11, 3.8))   # ≤ 11 in: readable in the column
     for label, secs in times.items():
         style = "s-" if "attention" in label else "o-"
         ax_t.loglog(lengths, [s * 1e3 for s in secs], style, label=label)
     ax_t.set(xlabel="sequence length n", ylabel="forward pass (ms)", title="measured wall time")
-    ax_t.legend(fontsize=8)
+    ax_t.legend(fontsize=9)
 
     ax_s.loglog(lengths, n, "o-", color="tab:blue", label="RNN: n (one per position)")
     ax_s.loglog(lengths, torch.ones_like(n), "s-", color="tab:green", label="attention: 1")
-    ax_s.set(xlabel="sequence length n", ylabel="sequential steps", title="steps that must wait for each other")
+    ax_s.set(xlabel="sequence length n", ylabel="sequential steps", title="steps that wait for each other")
     ax_s.set_ylim(0.5, float(n.max()) * 2)
-    ax_s.legend(fontsize=8)
+    ax_s.legend(fontsize=9)
 
     d = float(d_model)
     ax_w.loglog(lengths, 2 * n * d * d, "o-", color="tab:blue", label="RNN: 2·n·d²")
     ax_w.loglog(lengths, 4 * n * d * d + 2 * n * n * d, "s-", color="tab:green",
                 label="attention: 4·n·d² + 2·n²·d")
     ax_w.set(xlabel="sequence length n", ylabel="multiply-adds", title=f"total work (d = {d_model})")
-    ax_w.legend(fontsize=8)
+    ax_w.legend(fontsize=9)
     for ax in (ax_t, ax_s, ax_w):
         ax.grid(True, which="major", alpha=0.3)
+        shown = lengths[::2] if len(lengths) > 6 else lengths      # the measured n, plain numbers
+        ax.set_xticks(shown, [str(v) for v in shown])
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     fig.tight_layout()
     return fig
 

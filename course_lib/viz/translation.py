@@ -3,6 +3,7 @@ trained translator attends to."""
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -43,24 +44,31 @@ def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
     label = torch.tensor(right)
     q = smoothed_targets(label, vocab_size, smoothing)
     one_hot = smoothed_targets(label, vocab_size, 0.0)
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.2), gridspec_kw={"width_ratios": [1.6, 1]})
+    # 9 in wide: a widget's figure must fit the notebook column (1366×768 screen) uncut.
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6), gridspec_kw={"width_ratios": [1.6, 1]},
+                               layout="constrained")
     x = np.arange(shown)
-    a.bar(x - 0.2, one_hot[:shown].numpy(), 0.4, label="one-hot (ε = 0)", color="#bbbbbb")
+    a.bar(x - 0.2, one_hot[:shown].numpy(), 0.4, label="one-hot (ε = 0): 0 elsewhere", color="#bbbbbb")
     a.bar(x + 0.2, q[:shown].numpy(), 0.4, label=f"smoothed (ε = {smoothing:g})", color="tab:blue")
     a.set_xticks(x, [str(i) for i in x])
-    a.set(xlabel=f"token id (first {shown} of V = {vocab_size})", ylabel="target probability q(v)",
-          ylim=(0, 1.08), title=f"target for a position whose right token is {right}")
-    a.text(right + 0.25, float(q[right]) + 0.02, f"{float(q[right]):.3f}", fontsize=8)
-    a.legend(fontsize=8, loc="upper right")
+    # Log scale: the other tokens' share (ε/(V−1) ≈ 0.003 at ε = 0.1) is invisible on a linear axis.
+    a.set_yscale("log")
+    a.set(xlabel=f"token id (first {shown} of V = {vocab_size})", ylabel="q(v), log scale",
+          ylim=(1e-4, 3), title=f"target q for right token {right} (log scale)")
+    a.text(right + 0.3, float(q[right]) * 1.15, f"{float(q[right]):.3f}", fontsize=9)
+    other = next(i for i in range(shown) if i != right)
+    if q[other] > 0:
+        a.text(other + 0.2, float(q[other]) * 1.3, f"{float(q[other]):.4f}", fontsize=9, ha="center",
+               color="tab:blue")
+    a.legend(fontsize=9, loc="center right")            # between the 0.003 bars and the tall one
     eps = np.linspace(0, 0.5, 101)
     floor = [_entropy(smoothed_targets(label, vocab_size, float(e))) for e in eps]
     b.plot(eps, floor, color="tab:blue")
     b.axvline(smoothing, color="tab:red", ls=":")
     here = _entropy(q)
     b.plot([smoothing], [here], "o", color="tab:red")
-    b.text(smoothing + 0.01, here, f" {here:.3f}", va="top", fontsize=8, color="tab:red")
+    b.text(smoothing + 0.01, here, f" {here:.3f}", va="top", fontsize=9, color="tab:red")
     b.set(xlabel="smoothing ε", ylabel="loss floor H(q) (nats)", title="lowest reachable loss")
-    fig.tight_layout()
     return fig
 
 
@@ -126,8 +134,9 @@ def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
         ax.set_yticks([t for t in (0.5, 0.6, 0.7, 0.8, 1, 1.5, 2, 3, 4, 6, 8) if lo * 0.9 <= t <= loss.max() * 1.1])
         ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set(xlabel="training step", ylabel="cross-entropy (nats)", title="training loss")
-    ax.legend(fontsize=8)
+    ax.set(xlabel="training step", ylabel="cross-entropy (nats, log scale)" if log else "cross-entropy (nats)",
+           title="training loss" + (" (log scale)" if log else ""))
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -151,20 +160,20 @@ def cross_attention_grid(cross, src_tokens, out_tokens, title=None):
     """
     _labels_check(cross, src_tokens, out_tokens)
     n_layers, h = len(cross), cross[0].shape[0]
-    fig, axes = plt.subplots(n_layers, h + 1, figsize=(2.1 * (h + 1) + 1.2, 2.0 * n_layers + 1.2),
-                             squeeze=False)
+    # ≤ 9.5 in wide: shown unscaled in the notebook column, so the 8 pt labels stay legible.
+    fig, axes = plt.subplots(n_layers, h + 1, figsize=(9.5, 0.17 * len(out_tokens) * n_layers + 2.6),
+                             squeeze=False, layout="constrained")
     for layer, w in enumerate(cross):
         for j in range(h + 1):
             ax = axes[layer, j]
             m = w.mean(0) if j == h else w[j]
-            ax.imshow(m.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+            im = ax.imshow(m.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
             ax.set_xticks(range(len(src_tokens)), src_tokens if layer == n_layers - 1 else [""] * len(src_tokens),
-                          rotation=90, fontsize=7)
-            ax.set_yticks(range(len(out_tokens)), out_tokens if j == 0 else [""] * len(out_tokens), fontsize=7)
-            ax.set_title(f"layer {layer} · " + ("mean" if j == h else f"head {j}"), fontsize=8)
-    fig.suptitle(title or "cross-attention: rows = German piece being predicted, columns = English words",
-                 fontsize=10)
-    fig.tight_layout()
+                          rotation=90, fontsize=8)
+            ax.set_yticks(range(len(out_tokens)), out_tokens if j == 0 else [""] * len(out_tokens), fontsize=8)
+            ax.set_title(f"L{layer} " + ("mean" if j == h else f"head {j}"), fontsize=10)
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
+    fig.suptitle(title or "rows: German piece being predicted · columns: English words", fontsize=10)
     return fig
 
 
@@ -189,10 +198,13 @@ def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
     out_tokens = result["pieces"] + ["<eos>"]
     where = ("mean over layers" if layer == -1 else f"layer {layer}") + ", " + \
         ("mean over heads" if head == -1 else f"head {head}")
+    width = min(9.0, max(4.5, 0.6 * len(result["source"]) + 2.5))   # a widget's figure: fits the column
+    wrap = max(30, int(width * 11))                                     # characters per title line
+    title = "\n".join(textwrap.wrap(" ".join(result["source"]), wrap) +
+                      textwrap.wrap(f"→ {result['german']}   ({where})", wrap))
     fig = attention_heatmap(w, out_tokens, result["source"], xlabel="English words (keys, values)",
-                            ylabel="German piece being predicted",
-                            title=f"{' '.join(result['source'])}\n→ {result['german']}   ({where})")
-    fig.set_size_inches(max(4.5, 0.6 * len(result["source"]) + 2.5), max(3.2, 0.38 * len(out_tokens) + 1.8))
+                            ylabel="German piece being predicted", title=title)
+    fig.set_size_inches(width, max(3.2, 0.38 * len(out_tokens) + 1.8 + 0.2 * title.count("\n")))
     fig.tight_layout()
     return fig
 
@@ -205,7 +217,7 @@ def accuracy_by_length(results, title="exact match by number of digits"):
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results must be a non-empty dict {name: (numbers, correct)}")
-    fig, ax = plt.subplots(figsize=(7, 3))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.8 / len(results)
     lengths, all_acc = None, []
     for k, (name, (numbers, correct)) in enumerate(results.items()):
@@ -217,15 +229,15 @@ def accuracy_by_length(results, title="exact match by number of digits"):
         acc = [correct[digits == d].mean() for d in lengths]
         all_acc += acc
         bars = ax.bar(np.arange(len(lengths)) + (k - (len(results) - 1) / 2) * width, acc, width, label=name)
-        for b, a in zip(bars, acc):
-            ax.text(b.get_x() + b.get_width() / 2, a + 0.005, f"{a:.1%}", ha="center", fontsize=7, rotation=90)
+        for b, a in zip(bars, acc):   # the value inside the bar's top, where it cannot collide
+            ax.text(b.get_x() + b.get_width() / 2, a - 0.02, f"{a:.1%}", ha="center", va="top", fontsize=9,
+                    rotation=90, color="white")
     ax.set_xticks(range(len(lengths)), [f"{d} digits" for d in lengths])
     from matplotlib.ticker import PercentFormatter
 
-    low = max(0.0, math.floor(min(min(all_acc) - 0.05, 0.9) * 10) / 10)
-    ax.set(ylim=(low, 1.07), ylabel="exact match", title=title)
-    ax.set_yticks(np.linspace(low, 1.0, 6))
+    # From 0: a 98 % bar must look almost as tall as a 100 % one, not like a collapse.
+    ax.set(ylim=(0, 1.0), ylabel="exact match", title=title)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(results), frameon=False)
     fig.tight_layout()
     return fig
