@@ -1,8 +1,8 @@
 """Lesson 11 — from 2017 to today: the modern decoder's pieces.
 
 Exercise 11.1 `rms_norm(x, gamma, eps)`: x / √(mean(x²) + ε) · γ over the last axis.
-Exercise 11.2 `swiglu(x, W1, W3, W2)`: (SiLU(x W1) ⊙ x W3) W2, matrices in math layout.
-Exercise 11.3 `apply_rope(x, base)`: rotary positions in Llama's layout, pairs (x_i, x_i+d/2).
+Exercise 11.2 `apply_rope(x, base)`: rotary positions in Llama's layout, pairs (x_i, x_i+d/2).
+Exercise 11.3 `swiglu(x, W1, W3, W2)`: (SiLU(x W1) ⊙ x W3) W2, matrices in math layout.
 Exercise 11.4 `grouped_query_attention(q, k, v)`: causal attention where h query heads
     share h_kv key/value heads (query head j uses kv head j // (h / h_kv)).
 Exercise 11.5 `cached_attention_step(q, k_new, v_new, k_cache, v_cache)`: one decoding step

@@ -31,11 +31,10 @@ def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label):
         if i:
             ax.annotate("", (x + 2.1, y - 0.02), (x + 2.1, y - gap + 0.02),
                         arrowprops=dict(arrowstyle="->", color="#444444"))
-    top = len(boxes) * (h + gap)
     y0, y1 = repeat_from * (h + gap) - 0.15, repeat_to * (h + gap) + h + 0.15
     ax.plot([x - 0.25, x - 0.35, x - 0.35, x - 0.25], [y0, y0, y1, y1], color="#444444", lw=1)
     ax.text(x - 0.5, (y0 + y1) / 2, repeat_label, rotation=90, ha="right", va="center", fontsize=9)
-    ax.text(x + 2.1, top + 0.1, title, ha="center", va="bottom", fontsize=10, weight="bold")
+    ax.text(x + 2.1, 9.2, title, ha="center", va="bottom", fontsize=10, weight="bold")
 
 
 def block_comparison():

@@ -23,7 +23,7 @@ def _draw(model, tokenizer, prompt, temperature, top_k, tokens, seed):
     with torch.no_grad():
         logits = model(ids, last_only=True)[0, -1]
     probs = next_token_probs(logits, temperature, k)
-    top = torch.topk(probs, _SHOWN)
+    top = torch.topk(probs, min(_SHOWN, probs.shape[-1]))
     pieces = [tokenizer.decode([i]) for i in top.indices.tolist()]
     text = generate_text(model, tokenizer, prompt, tokens, temperature, k, seed)
     continuation = text[len(prompt):] if text.startswith(prompt) else text
@@ -38,14 +38,15 @@ def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=
     text (the seed fixes the draw). Returns the widget; `.draw.last_figure` is the latest figure.
     """
     draw = show_figure(lambda **kw: _draw(model, tokenizer, **kw))
+    vocab = model.config.vocab_size
     style = {"description_width": "initial"}
     widget = W.interactive(
         draw,
         prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=style),
         temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
                                   continuous_update=False, style=style),
-        top_k=W.IntSlider(value=50, min=0, max=200, description="top-k (0 = off)", continuous_update=False,
-                          style=style),
+        top_k=W.IntSlider(value=min(50, vocab), min=0, max=min(200, vocab), description="top-k (0 = off)",
+                          continuous_update=False, style=style),
         tokens=W.IntSlider(value=tokens, min=5, max=60, step=5, description="new tokens",
                            continuous_update=False, style=style),
         seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
