@@ -41,9 +41,15 @@ def _is_compared(cell):
 
 
 def _texts(cell):
+    # Consecutive stream messages are one text (how a print is split into messages varies).
+    streams = {}
     for out in cell.get("outputs", []):
         if out.output_type == "stream":
-            yield out.text
+            streams[out.name] = streams.get(out.name, "") + out.text
+    yield from streams.values()
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            continue
         elif out.output_type in ("execute_result", "display_data"):
             for mime, value in out.data.items():
                 if mime not in NOT_COMPARED:
