@@ -95,3 +95,17 @@ def provision(home: Path, version: str = "course", root: Path = ROOT) -> list[st
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
     manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return lines
+
+
+if __name__ == "__main__":
+    # On Kubernetes (classroom/kubernetes/values.yaml) each student's pod runs this at
+    # start: python /srv/repo/classroom/hub/provision.py $HOME
+    import argparse
+
+    p = argparse.ArgumentParser(description="Copy the course into a student's folder; "
+                                "edited files are kept.")
+    p.add_argument("home", type=Path)
+    p.add_argument("--version", choices=VERSIONS, default="course")
+    a = p.parse_args()
+    for line in provision(a.home, a.version):
+        print(line)
