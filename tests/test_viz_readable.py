@@ -30,7 +30,11 @@ from course_lib.training import History  # noqa: E402
 
 COLUMN_PX = 950       # JupyterLab notebook column, 1366×768, file browser open
 DPI = 100             # inline backend: figure.dpi
-MIN_PX = 9.0          # smallest legible text height on that screen (≈ 9 pt shown at 75 %)
+# Smallest legible text on that screen: 7 pt at full size (9.7 px) is the smallest cell
+# annotation the course uses; a 9 pt label on a 14 in figure shrunk to 68 % (8.5 px) is not.
+MIN_PX = 9.5
+OUTSIDE_IN = 0.1      # text drawn more than this outside the canvas is cut off wherever the
+                      # figure is not saved with bbox_inches="tight" (widget redraws, savefig)
 
 # Data helpers, not figures (or draw into a given Axes: covered through their callers).
 NOT_FIGURES = {"softmax_saturation", "trace_shapes", "jacobian_norms", "draw_attention"}
@@ -189,6 +193,13 @@ def shown_texts(fig):
     return [(t.get_text(), t.get_fontsize() * DPI / 72 * scale) for t in drawn], scale
 
 
+def outside_canvas(fig):
+    """How far (inches) the drawn content reaches beyond each edge: (left, bottom, right, top)."""
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    w, h = fig.get_size_inches()
+    return -box.x0, -box.y0, box.x1 - w, box.y1 - h
+
+
 def test_every_viz_function_is_in_the_table_or_has_defaults():
     missing = []
     for name in FIGURES:
@@ -210,5 +221,8 @@ def test_text_is_readable_in_the_notebook_column(name):
         assert not small, (f"{name}: {len(small)} texts under {MIN_PX} px when shown {scale:.0%} "
                            f"({fig.get_size_inches()[0]:.1f} in wide at {DPI} dpi in a {COLUMN_PX} px "
                            f"column): {small[:6]}")
+        out = outside_canvas(fig)
+        assert max(out) <= OUTSIDE_IN, (f"{name}: text or axes reach outside the figure by "
+                                        f"(left, bottom, right, top) = {tuple(round(o, 2) for o in out)} in")
     finally:
         plt.close(fig)

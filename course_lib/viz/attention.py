@@ -219,7 +219,7 @@ def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="at
     """
     w = _as_matrix("weights", weights)
     tokens = _check_labels("tokens", tokens, w.shape[1])
-    fig = None
+    fig, own_figure = None, ax is None
     if ax is None:
         size = 0.45 * len(tokens) + 1.5
         fig, ax = plt.subplots(figsize=(size + 1, size))
@@ -233,6 +233,8 @@ def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="at
             raise ValueError(f"highlight must be a row index in [0, {w.shape[0]}), got {highlight}")
         ax.add_patch(plt.Rectangle((-0.5, highlight - 0.5), w.shape[1], 1, fill=False, ec="tab:red", lw=2))
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if own_figure:
+        fig.tight_layout()        # rotated token labels: keep them inside the figure
     return fig
 
 

@@ -91,7 +91,7 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     if smooth < 1:
         raise ValueError(f"smooth must be >= 1, got {smooth}")
     n = len(curves)
-    ncols = ncols or n
+    ncols = ncols or (n if n <= 3 else 2)          # ≤ 3 panels per row: readable in the notebook column
     nrows = math.ceil(n / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.9 * nrows), sharey=True, squeeze=False)
     finite = [v for c in curves.values() for v in c if np.isfinite(v)]
@@ -116,7 +116,7 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     if chance is not None:
-        axes.flat[0].legend(fontsize=8)
+        axes.flat[0].legend(fontsize=9)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

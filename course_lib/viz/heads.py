@@ -27,8 +27,8 @@ def _draw_map(ax, w, labels, title, marks):
     im = ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
     ax.set_xticks(range(n))
     ax.set_yticks(range(n))
-    ax.set_xticklabels(labels, rotation=90, fontsize=8)
-    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xticklabels(labels, rotation=90, fontsize=9 if n <= 16 else 7.5)
+    ax.set_yticklabels(labels, fontsize=9 if n <= 16 else 7.5)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     ax.set_title(title, fontsize=10)
@@ -58,7 +58,7 @@ def attention_map(weights, labels=None, title="", marks=None):
     im = _draw_map(ax, w, labels, title, marks)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     if marks:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=8, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=9, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -81,12 +81,19 @@ def head_maps(maps, labels=None, titles=None, marks=None, suptitle=None):
     titles = [""] * len(maps) if titles is None else list(titles)
     if len(titles) != len(maps):
         raise ValueError(f"got {len(titles)} titles for {len(maps)} maps")
-    fig, axes = plt.subplots(1, len(maps), figsize=(4.0 * len(maps) + 0.6, 4.5), squeeze=False)
-    for ax, w, t in zip(axes[0], maps, titles):
+    # Up to 3 per row within 9.5 in: shown unscaled in the notebook column (1366×768 screen).
+    ncols = min(3, len(maps))
+    nrows = -(-len(maps) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(9.5, 3.0 * ncols + 1.0), 3.6 * nrows + 0.6),
+                             squeeze=False, layout="constrained")
+    for ax, w, t in zip(axes.flat, maps, titles):
         im = _draw_map(ax, w, labels, t, marks)
-    fig.colorbar(im, ax=list(axes[0]), fraction=0.03, pad=0.02, label="attention weight")
+    for ax in axes.flat[len(maps):]:
+        ax.set_visible(False)
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
     if marks:
-        axes[0][0].legend(loc="upper left", bbox_to_anchor=(0.0, -0.25), ncol=2, fontsize=8, frameon=False)
+        fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=9,
+                   frameon=False)
     if suptitle:
         fig.suptitle(suptitle)
     return fig

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -120,16 +121,16 @@ def induction_head_map(weights, tokens, period, title=None):
         raise ValueError(f"weights must be ({n}, {n}) for period={period}, got {tuple(w.shape)}")
     if len(tokens) != n:
         raise ValueError(f"tokens has {len(tokens)} labels for {n} positions")
-    fig, ax = plt.subplots(figsize=(5.2, 4.8))
-    draw_attention(ax, w, tokens, tokens, title, vmax=1.0, cmap="Greys")
+    fig, ax = plt.subplots(figsize=(6.2, 5.8), layout="constrained")
+    im = draw_attention(ax, w, tokens, tokens, title, vmax=1.0, cmap="Greys")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
     i = np.arange(1, n)
     ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors="tab:blue", lw=0.9, label="previous token")
     j = np.arange(period + 1, n)
     ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors="tab:red", lw=0.9,
                label="induction target")
-    ax.axhline(period + 0.5, color="tab:red", lw=0.5, ls=":")
-    ax.legend(loc="upper right", fontsize=7, framealpha=0.9)
-    fig.tight_layout()
+    ax.axhline(period + 0.5, color="tab:red", lw=0.8, ls=":", label="repeated copy starts below")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     return fig
 
 
@@ -145,17 +146,17 @@ def ablation_bars(table, vocab_size=None):
     first = [table[k][0] for k in names]
     repeated = [table[k][1] for k in names]
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(1.3 * len(names) + 2.5, 3.2))
+    fig, ax = plt.subplots(figsize=(min(9.5, 1.3 * len(names) + 2.5), 3.4))
     ax.bar(x - 0.2, first, 0.4, color="tab:gray", label="first copy")
     ax.bar(x + 0.2, repeated, 0.4, color="tab:red", label="repeated copy")
     for xi, v in zip(x, repeated):
-        ax.text(xi + 0.2, v + 0.05, f"{v:.2f}", ha="center", fontsize=8)
+        ax.text(xi + 0.2, v + 0.05, f"{v:.2f}", ha="center", fontsize=9)
     if vocab_size:
         ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size}")
-    ax.set_xticks(x, names, fontsize=8)
+    ax.set_xticks(x, names, fontsize=9, rotation=15 if len(names) > 4 else 0)
     ax.set_ylabel("loss (nats)")
-    ax.set_title("ablation: heads' outputs set to zero", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    ax.set_title("ablation: heads' outputs set to zero", fontsize=11)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -165,19 +166,26 @@ def influence_maps(maps, tokens=None):
     changes. maps: {title: tensor (n, n)}. Returns the Figure."""
     if not isinstance(maps, dict) or not maps:
         raise ValueError("maps must be a non-empty dict {title: (n, n) tensor}")
-    fig, axes = plt.subplots(1, len(maps), figsize=(3.6 * len(maps), 3.5), squeeze=False)
-    for ax, (title, m) in zip(axes[0], maps.items()):
+    fig, axes = plt.subplots(1, len(maps), figsize=(min(9.5, 4.2 * len(maps) + 0.8), 3.9), squeeze=False,
+                             layout="constrained")
+    mats = {}
+    for title, m in maps.items():
         m = torch.as_tensor(m).detach().float()
         if m.dim() != 2 or m.shape[0] != m.shape[1]:
             raise ValueError(f"map {title!r} must be square, got {tuple(m.shape)}")
-        ax.imshow(m.numpy(), cmap="magma_r", vmin=0, vmax=max(float(m.max()), 1e-6))
-        ax.set_xlabel("input position j (token changed)", fontsize=8)
-        ax.set_ylabel("output position t", fontsize=8)
-        ax.set_title(title, fontsize=9)
+        mats[title] = m
+    # One colour scale for all panels, so "no colour" means the same everywhere.
+    vmax = max(max(float(m.max()) for m in mats.values()), 1e-6)
+    for ax, (title, m) in zip(axes[0], mats.items()):
+        im = ax.imshow(m.numpy(), cmap="magma_r", vmin=0, vmax=vmax)
+        ax.set_xlabel("input position j (token changed)", fontsize=9)
+        ax.set_ylabel("output position t", fontsize=9)
+        ax.set_title(title, fontsize=10)
         if tokens is not None:
-            ax.set_xticks(range(len(tokens)), tokens, fontsize=6, rotation=90)
-            ax.set_yticks(range(len(tokens)), tokens, fontsize=6)
-    fig.tight_layout()
+            ax.set_xticks(range(len(tokens)), tokens, fontsize=8, rotation=90)
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
+    fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02,
+                 label="‖Δ logits at t‖ when token j changes")
     return fig
 
 
@@ -191,14 +199,14 @@ def residual_contribution_bars(values, ylabel="mean contribution", title=None):
         raise ValueError("values must be a non-empty dict {term: (first, repeated)}")
     names = list(values)
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(0.95 * len(names) + 2.5, 3.2))
+    fig, ax = plt.subplots(figsize=(min(9.5, 0.95 * len(names) + 2.5), 3.6))
     ax.bar(x - 0.2, [values[k][0] for k in names], 0.4, color="tab:gray", label="first-copy positions")
     ax.bar(x + 0.2, [values[k][1] for k in names], 0.4, color="tab:red", label="repeated-copy positions")
     ax.axhline(0, color="k", lw=0.6)
-    ax.set_xticks(x, names, fontsize=8, rotation=20, ha="right")
-    ax.set_ylabel(ylabel)
+    ax.set_xticks(x, names, fontsize=9, rotation=20, ha="right")
+    ax.set_ylabel("\n".join(textwrap.wrap(ylabel, 28)))       # a long label: two lines, not tiny
     if title:
-        ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+        ax.set_title(title, fontsize=11)
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig

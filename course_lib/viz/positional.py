@@ -182,14 +182,14 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
         ax.axvspan(train_len - 0.5 if ax is a2 else train_len, right + 0.5, color="0.95", zorder=0)
         if chance is not None:
             ax.axhline(chance * 100, ls=":", color="0.4", lw=1)
-            ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=7, color="0.4")
+            ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=9, color="0.35")
         ax.set_ylim(-3, 103)
     a1.axvline(train_len, color="0.3", lw=1)
     a2.axvline(train_len - 0.5, color="0.3", lw=1)
     a1.set(xlabel="sequence length n", ylabel="accuracy (%)",
            title=f"trained on lengths ≤ {train_len} (shaded: longer)")
     a2.set(xlabel="position i", ylabel="accuracy (%)",
-           title=f"per position, sequences of length {n_pos} (shaded: positions ≥ {train_len})")
+           title=f"per position, length {n_pos} (shaded: ≥ {train_len})")
     handles, labels = a1.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
