@@ -65,6 +65,11 @@ ESTIMATES = {
     "mean_pool": (2, 8),
     "next_token_losses": (2, 8),
     "induction_score": (3, 12),
+    "rms_norm": (1, 5),
+    "apply_rope": (3, 15),
+    "swiglu": (1, 5),
+    "grouped_query_attention": (2, 10),
+    "cached_attention_step": (2, 10),
 }
 STARS = {1: "★ easy", 2: "★★ medium", 3: "★★★ harder"}
 
