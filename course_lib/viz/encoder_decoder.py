@@ -102,15 +102,37 @@ def _column(ax, x, w, boxes, gap=0.42, y=0.3):
     return placed
 
 
+_MARGIN = 0.32   # between a column's boxes and its dashed frame: room for the residual arrows
+
+
 def _frame(ax, placed, first, last, w, color, title, side):
     x, y0, h0 = placed[first]
     _, y1, h1 = placed[last]
     bottom, top = y0 - h0 / 2 - 0.15, y1 + h1 / 2 + 0.15
-    ax.add_patch(FancyBboxPatch((x - w / 2 - 0.15, bottom), w + 0.3, top - bottom, boxstyle="round,pad=0.02",
-                                fc="none", ec=color, lw=1.2, ls="--"))
+    ax.add_patch(FancyBboxPatch((x - w / 2 - _MARGIN, bottom), w + 2 * _MARGIN, top - bottom,
+                                boxstyle="round,pad=0.02", fc="none", ec=color, lw=1.2, ls="--"))
     side = -1 if side == "left" else 1
-    ax.text(x + side * (w / 2 + 0.35), (bottom + top) / 2, title, fontsize=9.5, color=color, weight="bold",
-            rotation=90, ha="center", va="center")
+    ax.text(x + side * (w / 2 + _MARGIN + 0.22), (bottom + top) / 2, title, fontsize=9.5, color=color,
+            weight="bold", rotation=90, ha="center", va="center")
+
+
+def _residuals(ax, placed, w, side, gap=0.42, color="#2e7d32"):
+    """A skip arrow around every sublayer into the Add & Norm box after it: x + Sublayer(x).
+
+    placed: from `_column`; the Add & Norm boxes are found by their text's position in
+    `adds` (indices). The arrow leaves the stream just below the sublayer and runs
+    along the `side` of the column.
+    """
+    def draw(sub, add):
+        x, ys, hs = placed[sub]
+        _, ya, _ = placed[add]
+        sign = -1 if side == "left" else 1
+        edge, lane = x + sign * w / 2, x + sign * (w / 2 + _MARGIN / 2)
+        start = ys - hs / 2 - gap * 0.22                   # on the arrow into the sublayer, above its shape label
+        ax.plot([x, lane, lane], [start, start, ya], color=color, lw=1.3, solid_capstyle="round")
+        ax.plot([x], [start], "o", color=color, ms=3.5)
+        _arrow(ax, (lane, ya), (edge, ya), color=color)
+    return draw
 
 
 def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
@@ -141,6 +163,9 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
         (f"memory (encoder output)\n{_fmt(s['memory'], (B, S, D))}", 0.55, _ENC, True, None),
     ])
     _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {n_layers}", "left")
+    skip = _residuals(ax, enc, w, "left")
+    skip(3, 4)          # x + self-attention(x)
+    skip(5, 6)          # x + FFN(x)
 
     dec = _column(ax, dx, w, [
         (f"target ids, shifted right (German)\n{_fmt(s['tgt'], (B, T))}", 0.55, _IO, False, None),
@@ -159,6 +184,9 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
         (f"softmax over the vocabulary\n{_fmt(s['probs'], (B, T, 'V'))}", 0.55, _IO, True, None),
     ])
     _frame(ax, dec, 3, 8, w, "#a0522d", f"decoder layer × {n_layers}", "right")
+    skip = _residuals(ax, dec, w, "right")
+    for sub in (3, 5, 7):   # masked self-attention, cross-attention, FFN: each x + Sublayer(x)
+        skip(sub, sub + 1)
 
     # memory -> every decoder layer's cross-attention (keys and values)
     _, my, mh = enc[7]
@@ -167,8 +195,9 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
     ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
     ax.text(0.05, 10.55, f"batch={batch}, n_src={n_src}, n_tgt={n_tgt}, d_model={d_model}, h={h} "
                         f"(d_k={d_model // h}), V = tgt_vocab = {tgt_vocab}", fontsize=10.5, weight="bold")
-    ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes",
-            fontsize=8.5, color="#555555")
+    ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes; "
+                        "green: the residual x + Sublayer(x) into each Add & Norm",
+            fontsize=9, color="#555555")
     fig.tight_layout()
     return fig
 
