@@ -12,7 +12,8 @@ them through the LESSONS list in test_browser.py.
   HTTP errors and any request (or WebSocket) to a host other than loopback, and
   aborts every such request before it leaves the browser: the network is off.
 * ``bertviz_views`` / ``wait_bertviz_drawn`` check that the offline bertviz views
-  (course_lib/bertviz_views.py) drew their SVG.
+  (course_lib/bertviz_views.py) drew their SVG; ``bertviz_hover`` hovers a token of a
+  head view and reads which lines stay, and how dark.
 * ``open_notebook`` / ``run_all_cells`` / ``sliders`` / ``move_slider`` /
   ``output_snapshot`` drive the notebook through the UI, as a learner would.
 """
@@ -529,6 +530,40 @@ def wait_bertviz_drawn(page, expected: int, timeout_ms: int = 30_000) -> list[di
             raise AssertionError(f"expected {expected} drawn bertviz views, found {len(views)}: "
                                  + json.dumps(views))
         page.wait_for_timeout(250)
+
+
+# bertviz's head view draws one <line> per (head, left token, right token) in <g id="attention">,
+# with stroke-opacity = weight / number of heads shown. Hovering a token on the left hides the
+# group and marks that token's lines visibility="visible". Summed over heads, a right token's
+# visible opacity is the head mean of the weights — what a learner sees as the darkest lines.
+_HOVER_LINES_JS = """view => {
+  const svg = view.querySelector('svg');
+  const right = [...svg.querySelectorAll('#right text')].map(t => t.textContent);
+  const sums = {};
+  for (const line of svg.querySelectorAll('#attention line[visibility="visible"]')) {
+    const word = right[+line.getAttribute('right-token-index')];
+    sums[word] = (sums[word] || 0) + parseFloat(line.getAttribute('stroke-opacity'));
+  }
+  return {layer: view.querySelector('#layer').value,
+          hidden: svg.querySelector('#attention').getAttribute('visibility') === 'hidden',
+          left: [...svg.querySelectorAll('#left text')].map(t => t.textContent), weights: sums};
+}"""
+
+
+def bertviz_hover(page, view_index: int, token: str) -> dict:
+    """Hover the left-column ``token`` of the ``view_index``-th bertviz head view, as a
+    learner would, and read the lines left on screen. Returns {"layer": the layer shown,
+    "hidden": whether the other lines were hidden, "left": the left column's tokens,
+    "weights": {right token: head-mean weight of its visible lines}}."""
+    view = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) div[id^="bertviz-"]').nth(view_index)
+    view.scroll_into_view_if_needed()
+    label = view.locator("svg #left text").filter(has_text=re.compile(rf"^{re.escape(token)}$"))
+    assert label.count() == 1, f"bertviz view #{view_index}: {label.count()} left-column tokens {token!r}"
+    label.hover()
+    page.wait_for_timeout(200)
+    result = view.evaluate(_HOVER_LINES_JS)
+    page.mouse.move(1, 1)   # leave nothing highlighted
+    return result
 
 
 def scroll_cell_to_top(locator) -> None:

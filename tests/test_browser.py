@@ -4,9 +4,10 @@ does) driven by headless Debian Chromium through playwright.
 For each lesson in LESSONS: open the committed notebook, check that the saved
 widgets render before anything runs, Run > Run All Cells, check every cell ran
 without an unexpected error, check that every bertviz view drew its SVG, move
-every slider of every `interactive` and check its plot changed, and check that the
-page shows no "Loading widget..." text, logged no error, and requested nothing
-outside 127.0.0.1 (such requests are also aborted in the browser: the network is off).
+every slider of every `interactive` and check its plot changed (and, where OVERRIDES
+says so, hover a token of a bertviz head view and check where its darkest lines go), and
+check that the page shows no "Loading widget..." text, logged no error, and requested
+nothing outside 127.0.0.1 (such requests are also aborted in the browser: the network is off).
 Screenshots go to test-artifacts/browser/<stem>-{after-run,after-slider}.png.
 
 test_bertviz_views_survive_save_and_reload runs a copy of a lesson with bertviz views
@@ -44,6 +45,10 @@ class Lesson:
     # anything runs. JupyterLab renders saved widget state only in a *trusted*
     # notebook; tools/lab.py trusts the course's lessons before starting.
     saved_widgets: bool = True
+    # What the lesson's prose tells the learner to hover in a bertviz head view, checked in
+    # the rendered page: (view index, layer the view opens on, left token, right token its
+    # darkest lines must go to).
+    bertviz_hovers: tuple = ()
 
     @property
     def stem(self) -> str:
@@ -52,7 +57,10 @@ class Lesson:
 
 # Every lesson has at least one interactive widget (DESIGN.md §2), so every lesson
 # is driven here; a lesson with more widgets raises its minimum in OVERRIDES.
-OVERRIDES: dict[str, dict] = {}
+OVERRIDES: dict[str, dict] = {
+    # Lesson 08, section 14: "hover over zwanzig ... twenty; hover over ein ... one", at layer 1.
+    "08_training_a_translator": {"bertviz_hovers": ((0, "1", "zwanzig", "twenty"), (0, "1", "ein", "one"))},
+}
 LESSONS = [
     Lesson(f"notebooks/{p.name}", **OVERRIDES.get(p.stem, {}))
     for p in sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -163,6 +171,13 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
         if n_views:
             bs.wait_bertviz_drawn(page, n_views)
             bs.screenshot_bertviz(page, f"{lesson.stem}-bertviz-after-run")
+        for view_index, layer, token, expected in lesson.bertviz_hovers:
+            seen = bs.bertviz_hover(page, view_index, token)
+            assert seen["layer"] == layer, f"bertviz view #{view_index} opens on layer {seen['layer']}, not {layer}"
+            assert seen["hidden"] and seen["weights"], f"hovering {token!r} left no lines: {seen}"
+            strongest = max(seen["weights"], key=seen["weights"].get)
+            assert strongest == expected, \
+                f"hovering {token!r} (layer {layer}): darkest lines go to {strongest!r}, the lesson says {expected!r}: {seen}"
 
         interacts = bs.interact_widgets(page)
         n_interacts = interacts.count()
