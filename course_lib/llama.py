@@ -32,7 +32,7 @@ from .modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU
 from .positional import rotary_cos_sin
 from .rotary import interleaved_order
 
-__all__ = ["LlamaConfig", "LlamaBlock", "LlamaLM", "smollm2_path", "read_gguf_config", "load_gguf",
+__all__ = ["LlamaConfig", "LlamaBlock", "LlamaLM", "smollm2_path", "tensor_types", "read_gguf_config", "load_gguf",
            "load_tokenizer", "hf_config", "load_reference", "reference_sharing_weights",
            "collect_llama_attention", "to_multi_head"]
 
@@ -184,6 +184,15 @@ def _cached_reader(path, size, mtime_ns):
 def _field(reader, key, default=None):
     field = reader.fields.get(key)
     return default if field is None else field.contents()
+
+
+def tensor_types(path=None):
+    """How the GGUF file stores its tensors: {storage type: number of tensors}, e.g. Q4_1
+    (4-bit blocks of 32 with a scale and an offset), Q8_0 (8-bit blocks), F32 (plain)."""
+    counts = {}
+    for t in _reader(path).tensors:
+        counts[t.tensor_type.name] = counts.get(t.tensor_type.name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def read_gguf_config(path=None):

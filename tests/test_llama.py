@@ -10,7 +10,7 @@ import torch
 
 from course_lib.generation import generate, generate_text
 from course_lib.llama import (LlamaConfig, LlamaLM, collect_llama_attention, load_gguf, load_reference,
-                              load_tokenizer, read_gguf_config, smollm2_path)
+                              load_tokenizer, read_gguf_config, smollm2_path, tensor_types)
 
 PROMPTS = [
     "The animal didn't cross the street because it was too tired",
@@ -36,6 +36,7 @@ def test_config_read_from_the_file():
     assert read_gguf_config() == LlamaConfig(vocab_size=49152, d_model=576, n_layers=30, h=9, h_kv=3,
                                              d_ff=1536, eps=pytest.approx(1e-5), rope_base=100_000.0,
                                              max_len=8192, tie_embeddings=True)
+    assert tensor_types() == {"Q4_1": 210, "F32": 61, "Q8_0": 1}     # 4-bit matrices, 8-bit embedding
 
 
 @pytest.mark.slow
