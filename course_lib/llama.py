@@ -23,6 +23,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -207,7 +208,8 @@ def _config(r):
         vocab_size=int(n_vocab), d_model=int(_field(r, a + "embedding_length")),
         n_layers=int(_field(r, a + "block_count")), h=int(_field(r, a + "attention.head_count")),
         h_kv=int(_field(r, a + "attention.head_count_kv")), d_ff=int(_field(r, a + "feed_forward_length")),
-        eps=float(_field(r, a + "attention.layer_norm_rms_epsilon")),
+        # stored as float32 (9.99999975e-06): its shortest decimal, 1e-05 (same float32 in the norm)
+        eps=float(str(np.float32(_field(r, a + "attention.layer_norm_rms_epsilon")))),
         rope_base=float(_field(r, a + "rope.freq_base", 10000.0)),
         max_len=int(_field(r, a + "context_length")),
         tie_embeddings=not any(t.name == "output.weight" for t in r.tensors))
