@@ -100,6 +100,13 @@ def test_tokenizer_is_the_files_own_bpe(smollm):
     assert tok.convert_ids_to_tokens(tok.encode("Once upon a time")) == ["Once", "Ġupon", "Ġa", "Ġtime"]
 
 
+@pytest.mark.slow
+def test_a_prompt_longer_than_the_real_context_is_refused_before_any_work(smollm):
+    ours, *_ = smollm
+    with pytest.raises(ValueError, match=r"^the prompt has 8193 tokens, longer than the context window of 8192$"):
+        generate(ours, torch.zeros(1, 8193, dtype=torch.long), 1)
+
+
 # ----------------------------------------------------------------------------- bad input
 TINY = LlamaConfig(vocab_size=20, d_model=16, n_layers=1, h=2, h_kv=1, d_ff=8, max_len=12)
 
