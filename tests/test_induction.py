@@ -97,9 +97,11 @@ def test_only_attention_moves_information_between_positions():
     with ablate_heads(lm, "all"):
         without = token_influence(lm, x, generator=torch.Generator().manual_seed(0))
     off = ~torch.eye(8, dtype=torch.bool)
-    assert with_attn.triu(1).max() == 0                 # causal: no effect of later tokens
+    # Zero up to float32 rounding: with several threads a batch and a single sequence round
+    # differently, so "exactly 0" holds only on one thread.
+    assert with_attn.triu(1).max() < 1e-5               # causal: no effect of later tokens
     assert with_attn.tril(-1).max() > 1e-3
-    assert without[off].max() == 0                      # exactly: nothing crosses positions
+    assert without[off].max() < 1e-5                    # nothing crosses positions
     assert without.diag().min() > 1e-3
 
 
