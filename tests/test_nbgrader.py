@@ -51,9 +51,23 @@ def _gid(cell):
 
 
 # ------------------------------------------------------------------ the metadata tool
+def _without_nbgrader(nb):
+    """The lesson as it was before the tool ran: no graded cells, no nbgrader metadata."""
+    nb.cells = [c for c in nb.cells if not (_gid(c) or "").endswith("_graded")]
+    for cell in nb.cells:
+        cell.metadata.pop("nbgrader", None)
+    return nb
+
+
+def test_committed_lessons_carry_up_to_date_metadata():
+    lessons = sorted(str(p) for p in LESSON.parent.glob("[0-9][0-9]_*.ipynb"))
+    r = subprocess.run([sys.executable, TOOL, "--check", *lessons], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_metadata_tool_adds_only_metadata_and_silent_graded_cells(tmp_path):
     path = tmp_path / LESSON.name
-    path.write_bytes(LESSON.read_bytes())
+    nbformat.write(_without_nbgrader(nbformat.read(LESSON, 4)), path)
     r = subprocess.run([sys.executable, TOOL, "--check", str(path)], capture_output=True, text=True)
     assert r.returncode == 1 and "needs nbgrader metadata (3 exercises)" in r.stdout
     r = subprocess.run([sys.executable, TOOL, str(path)], capture_output=True, text=True)
@@ -64,7 +78,7 @@ def test_metadata_tool_adds_only_metadata_and_silent_graded_cells(tmp_path):
     nbgrader_metadata.process(path)
     assert path.read_bytes() == once, "a second run must change nothing"
 
-    before, after = nbformat.read(LESSON, 4), nbformat.read(path, 4)
+    before, after = _without_nbgrader(nbformat.read(LESSON, 4)), nbformat.read(path, 4)
     kept = [c for c in after.cells if not (_gid(c) or "").endswith("_graded")]
     assert len(kept) == len(before.cells)
     for old, new in zip(before.cells, kept):

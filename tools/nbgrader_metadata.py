@@ -96,9 +96,12 @@ def add_metadata(nb, lesson: str, points: float = 1, where: str = "notebook") ->
     number of exercises. `lesson` is the two-digit number used in the grade ids."""
     if not re.fullmatch(r"\d\d", lesson):
         raise MetadataError(f"lesson must be two digits like '02', got {lesson!r}")
-    # Refresh, not duplicate: drop the graded cells an earlier run added.
-    nb.cells = [c for c in nb.cells
-                if not c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "").endswith("_graded")]
+    # Refresh, not duplicate: drop the graded cells an earlier run added (an unchanged one is
+    # put back as it was, so an executed lesson keeps its execution count and stays "up to date").
+    def graded_id(c):
+        return c.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+    earlier = {graded_id(c): c for c in nb.cells if graded_id(c).endswith("_graded")}
+    nb.cells = [c for c in nb.cells if not graded_id(c).endswith("_graded")]
     found = exercises(nb, where)
     for ex in reversed(found):   # inserting from the end keeps earlier indices valid
         gid = f"ex{lesson}_{ex['name']}"
@@ -106,8 +109,11 @@ def add_metadata(nb, lesson: str, points: float = 1, where: str = "notebook") ->
         nb.cells[ex["check"]].metadata["nbgrader"] = _meta(f"{gid}_check", locked=True)
         for k, j in enumerate(ex["prompts"]):
             nb.cells[j].metadata["nbgrader"] = _meta(f"{gid}_prompt{k or ''}", locked=True)
-        graded = nbformat.v4.new_code_cell(graded_source(ex["call"]))
-        graded.id = f"{gid}_graded".replace("_", "-")[:64]
+        source = graded_source(ex["call"])
+        graded = earlier.get(f"{gid}_graded")
+        if graded is None or graded.source != source:
+            graded = nbformat.v4.new_code_cell(source)
+            graded.id = f"{gid}_graded".replace("_", "-")[:64]
         graded.metadata["nbgrader"] = _meta(f"{gid}_graded", grade=True, locked=True,
                                             points=points)
         nb.cells.insert(ex["check"] + 1, graded)
