@@ -17,7 +17,6 @@ Generation with a KV cache lives in `course_lib.generation`.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from ._checks import check_positive_int, check_token_ids
 from .models import keep_attention
 from .modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU
 from .positional import rotary_cos_sin
+from .pretrained import _quiet_transformers   # one way to load transformers quietly
 from .rotary import interleaved_order
 
 __all__ = ["LlamaConfig", "LlamaBlock", "LlamaLM", "smollm2_path", "tensor_types", "read_gguf_config", "load_gguf",
@@ -286,21 +286,6 @@ def to_multi_head(model):
                 c.h_kv, c.h // c.h_kv, c.d_k, c.d_model).reshape(c.h * c.d_k, c.d_model)
     mha.load_state_dict(state, strict=True, assign=True)
     return mha.eval()
-
-
-@contextlib.contextmanager
-def _quiet_transformers():
-    """No progress bars or warnings from transformers while loading (they'd be cell output)."""
-    from transformers.utils import logging
-
-    level = logging.get_verbosity()
-    logging.set_verbosity_error()
-    logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        logging.enable_progress_bar()
-        logging.set_verbosity(level)
 
 
 @functools.lru_cache(maxsize=2)

@@ -8,6 +8,7 @@ from ..decoding import next_token_probs
 from ..generation import generate_text
 from ..viz.llm import generation_panel
 from ._wiring import show_figure
+from .sampling import sampling_controls
 
 __all__ = ["llm_generation_explorer"]
 
@@ -39,17 +40,10 @@ def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=
     """
     draw = show_figure(lambda **kw: _draw(model, tokenizer, **kw))
     vocab = model.config.vocab_size
-    style = {"description_width": "initial"}
     widget = W.interactive(
-        draw,
-        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=style),
-        temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
-                                  continuous_update=False, style=style),
-        top_k=W.IntSlider(value=min(50, vocab), min=0, max=min(200, vocab), description="top-k (0 = off)",
-                          continuous_update=False, style=style),
+        draw, **sampling_controls(prompt, top_k_max=min(200, vocab), top_k_value=min(50, vocab)),
         tokens=W.IntSlider(value=tokens, min=5, max=60, step=5, description="new tokens",
-                           continuous_update=False, style=style),
-        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+                           continuous_update=False, style={"description_width": "initial"}),
     )
     widget.draw = draw
     return widget

@@ -10,6 +10,20 @@ from ._wiring import show_figure
 
 __all__ = ["sampling_explorer"]
 
+_STYLE = {"description_width": "initial"}
+
+
+def sampling_controls(prompt, top_k_max, top_k_value=0):
+    """The controls lessons 06 and 11 share: a prompt box, temperature, top-k (0 = off), seed."""
+    return dict(
+        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=_STYLE),
+        temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
+                                  continuous_update=False, style=_STYLE),
+        top_k=W.IntSlider(value=top_k_value, min=0, max=top_k_max, description="top-k (0 = off)",
+                          continuous_update=False, style=_STYLE),
+        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=_STYLE),
+    )
+
 
 def _draw_sample(model, vocab, prompt, temperature, top_k, length, seed):
     """Sample `length` characters after `prompt` and draw them with the first-step distribution."""
@@ -36,17 +50,10 @@ def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=160):
     Returns the widget; `.draw.last_figure` is the latest figure.
     """
     draw = show_figure(lambda **kw: _draw_sample(model, vocab, **kw))
-    style = {"description_width": "initial"}
     widget = W.interactive(
-        draw,
-        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=style),
-        temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
-                                  continuous_update=False, style=style),
-        top_k=W.IntSlider(value=0, min=0, max=len(vocab), description="top-k (0 = off)",
-                          continuous_update=False, style=style),
+        draw, **sampling_controls(prompt, top_k_max=len(vocab)),
         length=W.IntSlider(value=length, min=20, max=400, step=20, description="characters",
-                           continuous_update=False, style=style),
-        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+                           continuous_update=False, style=_STYLE),
     )
     widget.draw = draw
     return widget
