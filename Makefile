@@ -55,7 +55,7 @@ execute: setup
 
 # Build the student version of every lesson into student/.
 student: setup
-	$(BIN)/python -m course_lib.student build notebooks student
+	$(BIN)/python -m course_lib.classroom.student build notebooks student
 
 # Every lesson as an HTML page that reads offline: build/html/index.html
 html: setup
@@ -63,7 +63,7 @@ html: setup
 
 # The pack to hand out: student_pack/ (notebooks + assets) and student_pack.zip.
 pack: setup
-	$(BIN)/python -m course_lib.student pack student_pack
+	$(BIN)/python -m course_lib.classroom.student pack student_pack
 
 # A JupyterHub serving the course to a class on this machine (docs/instructor_guide.md):
 #   make hub HUB_USERS=alice,bob [HUB_PORT=8000] [HUB_ARGS="--version student --admin teacher"]

@@ -10,7 +10,7 @@ loss of 1.886 on tiny-shakespeare after 2000 iterations. Two models are trained 
 in one run, one optimizer step each in turn (so a busy machine slows both alike), on
 the same batches, from the same initial weights:
 
-  ours    course_lib.models.DecoderOnlyLM (pre-norm, ReLU FFN of 4·d_model)
+  ours    course_lib.nn.models.DecoderOnlyLM (pre-norm, ReLU FFN of 4·d_model)
   theirs  the same embeddings and head around nn.TransformerEncoder of
           nn.TransformerEncoderLayer(norm_first=True, batch_first=True) with a causal mask
 
@@ -31,10 +31,10 @@ import time
 import torch
 from torch import nn
 
-from course_lib.models import DecoderOnlyLM
-from course_lib.shakespeare import CharVocab, get_batch, load_text, train_val_split
-from course_lib.torch_compat import copy_from_torch
-from course_lib.training import estimate_loss, lm_loss, warmup_cosine_schedule
+from course_lib.nn.models import DecoderOnlyLM
+from course_lib.data.shakespeare import CharVocab, get_batch, load_text, train_val_split
+from course_lib.nn.torch_compat import copy_from_torch
+from course_lib.nn.training import estimate_loss, lm_loss, warmup_cosine_schedule
 from course_lib.utils import seed_everything, set_threads
 
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_llm.py                 # 128 new tokens, 3 rounds, 1 thread
     python benchmarks/bench_llm.py --rounds 1      # a quick look
 
-Both models run on the *same tensors*: our `LlamaLM` loaded by `course_lib.llama.load_gguf`,
+Both models run on the *same tensors*: our `LlamaLM` loaded by `course_lib.nn.llama.load_gguf`,
 and transformers' `LlamaForCausalLM` built around those tensors (`reference_sharing_weights`,
 default "sdpa" attention, its own DynamicCache). Same prompt, greedy, exactly
 `--new-tokens` new tokens each (no early stop at end-of-sequence), one thread. The two are
@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from course_lib.generation import generate
-from course_lib.llama import load_gguf, load_tokenizer, reference_sharing_weights
+from course_lib.nn.generation import generate
+from course_lib.nn.llama import load_gguf, load_tokenizer, reference_sharing_weights
 from course_lib.utils import set_threads
 
 PROMPT = "Once upon a time"

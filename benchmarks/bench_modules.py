@@ -20,10 +20,10 @@ import time
 import torch
 from torch import nn
 
-from course_lib.attention import causal_mask
-from course_lib.layers import MultiHeadAttention
-from course_lib.models import Decoder, Encoder
-from course_lib.torch_compat import copy_from_torch, to_torch_mask
+from course_lib.nn.attention import causal_mask
+from course_lib.nn.layers import MultiHeadAttention
+from course_lib.nn.models import Decoder, Encoder
+from course_lib.nn.torch_compat import copy_from_torch, to_torch_mask
 
 SIZES = [  # (batch, n, d_model, h, d_ff)
     (32, 64, 128, 4, 512),

@@ -26,9 +26,10 @@ import time
 import numpy as np
 import torch
 
-from course_lib.seq2seq_decoding import greedy_decode
-from course_lib.translation import (NumberTranslationData, TrainState, TranslatorConfig, Vocab,
-                                    evaluate_exact_match, shift_targets, train_translator)
+from course_lib.nn.decoding import greedy_decode
+from course_lib.data.translation import NumberTranslationData, Vocab, shift_targets
+from course_lib.experiments.translator import TrainState, TranslatorConfig, train_translator
+from course_lib.experiments.translator_eval import evaluate_exact_match
 
 
 class _Clock:
@@ -76,7 +77,8 @@ class ToyData:
     def make_batch(self, seqs):
         seqs = np.asarray(seqs) + 3  # ids 0-2 are <pad>, <bos>, <eos>
         targets = seqs[:, ::-1] if self.task == "reverse" else seqs
-        tgt_in, labels = shift_targets(targets.tolist(), 1, 2, 0)
+        v = self.tgt_vocab
+        tgt_in, labels = shift_targets(targets.tolist(), v.bos_id, v.eos_id, v.pad_id)
         return torch.as_tensor(seqs), tgt_in, labels
 
 
@@ -89,7 +91,7 @@ def run_toy(task, config, eval_every):
     while state.step < config.total_steps and hit is None:
         with clock:
             train_translator(state, data, steps=eval_every, progress=False)
-        out = greedy_decode(state.model, src, 1, 2, max_len=data.length + 1)
+        out = greedy_decode(state.model, data.tgt_vocab.bos_id, data.length + 1, data.tgt_vocab.eos_id, src=src)
         acc = float((out[:, 1:] == labels[:, : out.shape[1] - 1]).all(dim=1).float().mean())
         if acc == 1.0:
             hit = (state.step, clock.wall, clock.cpu)

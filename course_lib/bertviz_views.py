@@ -19,7 +19,7 @@ libraries), so a saved notebook shows it again after a reload, with no "enable o
 per notebook" cell that could be skipped.
 
 Works for any attention you have as per-layer tensors `(batch, h, n_q, n_k)`:
-`course_lib.models.collect_attention(model, ...)` for the course's models (encoder,
+`course_lib.nn.models.collect_attention(model, ...)` for the course's models (encoder,
 decoder, encoder-decoder with cross-attention) and `outputs.attentions` of a Hugging
 Face model loaded with `output_attentions=True`.
 """
@@ -349,11 +349,11 @@ def collect_queries_keys(model, *inputs, **kwargs):
     """Run `model(*inputs, **kwargs)` once and return every *self*-attention layer's
     per-head queries and keys, for the neuron view.
 
-    Works for any model built from `course_lib.layers.MultiHeadAttention` (cross-attention
+    Works for any model built from `course_lib.nn.layers.MultiHeadAttention` (cross-attention
     modules named `cross_attn` are skipped). Returns {"queries": [...], "keys": [...]},
     one tensor (batch, h, n, d_k) per layer, in the order the layers ran.
     """
-    from .layers import MultiHeadAttention
+    from .nn.layers import MultiHeadAttention
 
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")

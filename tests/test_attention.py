@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_lib.attention import causal_mask, padding_mask, safe_softmax, scaled_dot_product_attention
+from course_lib.nn.attention import causal_mask, padding_mask, safe_softmax, scaled_dot_product_attention
 
 ATOL = 1e-5
 

@@ -4,17 +4,17 @@ what it got and what was expected."""
 import pytest
 import torch
 
-from course_lib.attention import causal_mask, padding_mask, safe_softmax, scaled_dot_product_attention
-from course_lib.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, MultiHeadAttention
-from course_lib.models import DecoderOnlyLM, EncoderDecoder, TokenEmbedding, collect_attention
-from course_lib.positional import (
+from course_lib.nn.attention import causal_mask, padding_mask, safe_softmax, scaled_dot_product_attention
+from course_lib.nn.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, MultiHeadAttention
+from course_lib.nn.models import DecoderOnlyLM, EncoderDecoder, TokenEmbedding, collect_attention
+from course_lib.nn.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rotary,
     shift_matrix,
     sinusoidal_table,
 )
-from course_lib.rnn import ElmanRNN, set_spectral_radius
+from course_lib.nn.rnn import ElmanRNN, set_spectral_radius
 from course_lib.utils import seed_everything, set_threads
 
 r = torch.randn

@@ -12,7 +12,7 @@ import torch
 
 from course_lib import bertviz_views as bv
 from course_lib.bertviz_views import BertvizView, collect_queries_keys, offline_libraries, show
-from course_lib.models import DecoderOnlyLM, EncoderDecoder, collect_attention
+from course_lib.nn.models import DecoderOnlyLM, EncoderDecoder, collect_attention
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

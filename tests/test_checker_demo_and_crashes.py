@@ -9,7 +9,7 @@ from torch import nn
 
 from course_lib.exercises import demo, framework
 from course_lib.exercises.framework import CRASHED, OK, WRONG
-from course_lib.layers import FeedForward, LayerNorm, MultiHeadAttention
+from course_lib.nn.layers import FeedForward, LayerNorm, MultiHeadAttention
 import course_lib.exercises  # noqa: F401  (fills the registry)
 
 

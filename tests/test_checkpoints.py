@@ -4,8 +4,9 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib.checkpoints import load_checkpoint, read_config, save_checkpoint
-from course_lib.translation import NumberTranslationData, TrainState, TranslatorConfig, train_translator
+from course_lib.nn.checkpoints import load_checkpoint, read_config, save_checkpoint
+from course_lib.data.translation import NumberTranslationData
+from course_lib.experiments.translator import TrainState, TranslatorConfig, train_translator
 
 TINY = dict(d_model=16, h=2, d_ff=32, n_enc=1, n_dec=1, batch_size=8, warmup=2, total_steps=10)
 

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.dates import (
+from course_lib.data.dates import (
     DATE_FORMATS, FIRST_DATE, LAST_DATE, DateTranslationData, format_date, ordinal, parse_two_digit_year,
 )
-from course_lib.translation import TrainState, TranslatorConfig, evaluate_exact_match, train_translator
+from course_lib.experiments.translator import TrainState, TranslatorConfig, train_translator
+from course_lib.experiments.translator_eval import evaluate_exact_match
 
 
 @pytest.fixture(scope="module")

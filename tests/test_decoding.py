@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from course_lib.decoding import (generate_text, greedy_decode, lm_step, next_token_probs, sample,
+from course_lib.nn.decoding import (generate_text, greedy_decode, lm_step, next_token_probs, sample,
                                  top_k_filter)
-from course_lib.models import DecoderOnlyLM, EncoderDecoder
-from course_lib.shakespeare import CharVocab
+from course_lib.nn.models import DecoderOnlyLM, EncoderDecoder
+from course_lib.data.shakespeare import CharVocab
 
 
 def tiny_lm(vocab=11, max_len=8, seed=0):

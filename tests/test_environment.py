@@ -3,7 +3,7 @@ from pathlib import Path
 
 import yaml
 
-from course_lib.environment import environment_report
+from course_lib.classroom.environment import environment_report
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,10 +4,10 @@ import math
 import pytest
 import torch
 
-from course_lib.extrapolation import (IGNORE, POSITION_KINDS, PositionProbe, accuracy_by_length,
+from course_lib.experiments.extrapolation import (IGNORE, POSITION_KINDS, PositionProbe, accuracy_by_length,
                                       accuracy_by_position, first_layer_attention,
                                       previous_token_batch, train_probe)
-from course_lib.rotary import RotarySelfAttention
+from course_lib.nn.rotary import RotarySelfAttention
 
 
 def test_targets_are_the_previous_tokens():

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from course_lib.families import (
+from course_lib.experiments.families import (
     KINDS,
     EncoderTagger,
     make_reverser,
@@ -11,7 +11,7 @@ from course_lib.families import (
     reverse_with,
     train_reverser,
 )
-from course_lib.head_patterns import classify_heads, offset_score, pattern_scores, stack_layers
+from course_lib.experiments.head_patterns import classify_heads, offset_score, pattern_scores, stack_layers
 
 
 # ----------------------------------------------------------------------------- head patterns

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from course_lib.head_patterns import offset_score
-from course_lib.induction import (
+from course_lib.experiments.head_patterns import offset_score
+from course_lib.experiments.induction import (
     AttentionOnlyTransformer,
     ablate_heads,
     ablation_table,
@@ -21,7 +21,7 @@ from course_lib.induction import (
     token_influence,
     train_induction_model,
 )
-from course_lib.models import DecoderOnlyLM
+from course_lib.nn.models import DecoderOnlyLM
 
 
 def test_repeated_sequences_layout():

@@ -83,5 +83,5 @@ def test_the_commands_and_files_the_guide_names_exist(guide):
         assert path in guide and (ROOT / path).is_file()
     for module in set(re.findall(r"course_lib\.(\w+)", guide)):
         assert (ROOT / "course_lib" / f"{module}.py").is_file() or (ROOT / "course_lib" / module).is_dir(), module
-    from course_lib.progress import show_progress  # noqa: F401  (the guide tells students to call it)
+    from course_lib.classroom.progress import show_progress  # noqa: F401  (the guide tells students to call it)
     assert "show_progress()" in guide

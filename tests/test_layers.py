@@ -6,9 +6,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.attention import causal_mask, padding_mask, scaled_dot_product_attention
-from course_lib.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, MultiHeadAttention
-from course_lib.torch_compat import (
+from course_lib.nn.attention import causal_mask, padding_mask, scaled_dot_product_attention
+from course_lib.nn.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, MultiHeadAttention
+from course_lib.nn.torch_compat import (
     decoder_layer_from_torch,
     encoder_layer_from_torch,
     mha_from_torch,

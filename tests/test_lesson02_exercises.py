@@ -2,7 +2,7 @@
 import torch
 from torch import nn
 
-from course_lib.attention import scaled_dot_product_attention
+from course_lib.nn.attention import scaled_dot_product_attention
 from course_lib.exercises.lesson02 import SELF_ATTENTION, SOFTMAX
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_lib.generation import generate, generate_text
-from course_lib.llama import (LlamaConfig, LlamaLM, collect_llama_attention, load_gguf, load_reference,
+from course_lib.nn.generation import generate, generate_text
+from course_lib.nn.llama import (LlamaConfig, LlamaLM, collect_llama_attention, load_gguf, load_reference,
                               load_tokenizer, read_gguf_config, smollm2_path, tensor_types)
 
 PROMPTS = [

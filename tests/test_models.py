@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib.attention import causal_mask, padding_mask
-from course_lib.layers import MultiHeadAttention
-from course_lib.models import DecoderOnlyLM, Encoder, EncoderDecoder, TokenEmbedding, collect_attention, keep_attention
-from course_lib.torch_compat import (
+from course_lib.nn.attention import causal_mask, padding_mask
+from course_lib.nn.layers import MultiHeadAttention
+from course_lib.nn.models import DecoderOnlyLM, Encoder, EncoderDecoder, TokenEmbedding, collect_attention, keep_attention
+from course_lib.nn.torch_compat import (
     copy_from_torch,
     copy_from_torch_transformer,
     to_torch_key_padding_mask,

@@ -4,12 +4,12 @@ import pytest
 import torch
 from transformers.models.llama import modeling_llama as hf
 
-from course_lib.attention import causal_mask
-from course_lib.generation import cached_step, generate, step_times, uncached_step
-from course_lib.llama import LlamaConfig, LlamaLM, collect_llama_attention, hf_config, reference_sharing_weights, to_multi_head
-from course_lib.modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU, decoder_mask, repeat_kv
-from course_lib.positional import apply_rotary, rotary_cos_sin
-from course_lib.rotary import interleaved_order
+from course_lib.nn.attention import causal_mask
+from course_lib.nn.generation import cached_step, generate, step_times, uncached_step
+from course_lib.nn.llama import LlamaConfig, LlamaLM, collect_llama_attention, hf_config, reference_sharing_weights, to_multi_head
+from course_lib.nn.modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU, decoder_mask, repeat_kv
+from course_lib.nn.positional import apply_rotary, rotary_cos_sin
+from course_lib.nn.rotary import interleaved_order
 
 # Not the defaults (eps 1e-5, θ = 10 000): the conversion to transformers' config must carry them.
 TINY = LlamaConfig(vocab_size=50, d_model=32, n_layers=2, h=4, h_kv=2, d_ff=48, eps=1e-4,
@@ -101,7 +101,7 @@ def test_grouped_query_attention_equals_llama_attention():
 
 def test_gqa_with_h_kv_equal_h_is_multi_head_attention():
     attn = _randomize(GroupedQueryAttention(16, 2, 2, bias=True))
-    from course_lib.layers import MultiHeadAttention
+    from course_lib.nn.layers import MultiHeadAttention
     mha = MultiHeadAttention(16, 2)
     mha.load_state_dict(attn.state_dict())
     x = torch.randn(1, 5, 16)

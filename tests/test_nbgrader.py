@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import nbgrader_grade  # noqa: E402
 import nbgrader_metadata  # noqa: E402
-from course_lib.student import student_notebook  # noqa: E402
+from course_lib.classroom.student import student_notebook  # noqa: E402
 
 LESSON = ROOT / "notebooks" / "02_attention.ipynb"
 TOOL = str(ROOT / "tools" / "nbgrader_metadata.py")
@@ -99,7 +99,7 @@ def test_metadata_tool_adds_only_metadata_and_silent_graded_cells(tmp_path):
 
 def test_graded_cell_is_silent_and_passes_on_the_reference():
     ns = {}
-    exec("import torch, math\nfrom course_lib.attention import *", ns)   # noqa: S102
+    exec("import torch, math\nfrom course_lib.nn.attention import *", ns)   # noqa: S102
     exec("def softmax(s):\n    return torch.softmax(s, dim=-1)", ns)     # noqa: S102
     source = nbgrader_metadata.graded_source("check_softmax(softmax)")
     exec(source, ns)                                                     # noqa: S102 — no raise
@@ -121,7 +121,7 @@ def test_metadata_tool_bad_input_is_one_line(tmp_path):
 
 
 def test_student_version_hides_the_graded_assertion(tmp_path):
-    """course_lib.student (make student / pack / the hub's student version) drops the
+    """course_lib.classroom.student (make student / pack / the hub's student version) drops the
     hidden tests, so a stub's Run All still reaches the end."""
     student = student_notebook(nbformat.read(_tooled(tmp_path), 4))
     graded = [c for c in student.cells if (_gid(c) or "").endswith("_graded")]
@@ -172,7 +172,7 @@ def test_nbgrader_round_trip_with_the_course_checkers(tmp_path):
     assert "### BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text
     assert "raise NotImplementedError" in text
 
-    # nbgrader's student version and course_lib.student's: the same cells, the same
+    # nbgrader's student version and course_lib.classroom.student's: the same cells, the same
     # sources everywhere but inside the stubs (one source of truth: the markers).
     ours = student_notebook(nbformat.read(source, 4))
     assert len(ours.cells) == len(release.cells)

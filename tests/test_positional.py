@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from course_lib.positional import (
+from course_lib.nn.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     apply_rotary,

@@ -3,8 +3,8 @@ reference implementation (Hugging Face transformers' BertModel), offline."""
 import pytest
 import torch
 
-from course_lib.models import collect_attention
-from course_lib.pretrained import (
+from course_lib.nn.models import collect_attention
+from course_lib.nn.pretrained import (
     BertEncoder,
     hf_to_course_names,
     load_config,

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from course_lib import progress
+from course_lib.classroom import progress
 from course_lib.exercises import framework
 import course_lib.exercises  # noqa: F401
 

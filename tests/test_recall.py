@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from course_lib.recall import (N_SYMBOLS, QUERY, VOCAB_SIZE, RecallAttention, RecallRNN, decode,
+from course_lib.experiments.recall import (N_SYMBOLS, QUERY, VOCAB_SIZE, RecallAttention, RecallRNN, decode,
                                recall_accuracy, recall_batch, train_recall)
 
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from course_lib.rnn import ElmanRNN, set_spectral_radius, spectral_radius
-from course_lib.torch_compat import rnn_from_torch
+from course_lib.nn.rnn import ElmanRNN, set_spectral_radius, spectral_radius
+from course_lib.nn.torch_compat import rnn_from_torch
 
 ATOL = 1e-5
 

@@ -2,10 +2,10 @@
 import pytest
 import torch
 
-from course_lib.layers import MultiHeadAttention
-from course_lib.attention import causal_mask
-from course_lib.positional import apply_rotary
-from course_lib.rotary import RotarySelfAttention, rotary_scores
+from course_lib.nn.layers import MultiHeadAttention
+from course_lib.nn.attention import causal_mask
+from course_lib.nn.positional import apply_rotary
+from course_lib.nn.rotary import RotarySelfAttention, rotary_scores
 
 
 def test_scores_are_rotated_dot_products():

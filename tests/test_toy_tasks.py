@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from course_lib.toy_tasks import (BINDING_VOCAB, IGNORE, LETTERS, N_DIGITS, BindingModel, attention_by_layer,
+from course_lib.experiments.toy_tasks import (BINDING_VOCAB, IGNORE, LETTERS, N_DIGITS, BindingModel, attention_by_layer,
                                   binding_accuracy, bindings_batch, head_relation_scores, relation_masks,
                                   token_labels, train_binding_model)
 

@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course_lib.models import DecoderOnlyLM
-from course_lib.training import History, estimate_loss, lm_loss, train, warmup_cosine_schedule
+from course_lib.nn.models import DecoderOnlyLM
+from course_lib.nn.training import History, estimate_loss, lm_loss, train, warmup_cosine_schedule
 
 
 def repeating_batches(period=5, vocab=7, n=12, batch=8):

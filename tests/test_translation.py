@@ -5,12 +5,15 @@ import torch
 import torch.nn.functional as F
 from num2words import num2words
 
-from course_lib.translation import (
-    MAX_NUMBER, NumberTranslationData, TrainState, TranslatorConfig, Vocab, attention_for_bertviz,
-    ERROR_KINDS, english, error_kind, evaluate_exact_match, german, german_pieces, label_smoothed_cross_entropy, pad_sequences,
-    parse_source, sample_numbers, shift_targets, smoothed_targets, token_accuracy, tokenize_english,
-    tokenize_german, train_translator, translate, warmup_schedule,
-)
+from course_lib.data.translation import (MAX_NUMBER, NumberTranslationData, Vocab, english, german,
+                                         german_pieces, pad_sequences, parse_source, sample_numbers,
+                                         shift_targets, tokenize_english, tokenize_german)
+from course_lib.experiments.translator import (TrainState, TranslatorConfig,
+                                               label_smoothed_cross_entropy, smoothed_targets,
+                                               train_translator)
+from course_lib.nn.training import warmup_cosine
+from course_lib.experiments.translator_eval import (attention_for_bertviz, ERROR_KINDS, error_kind,
+                                                    evaluate_exact_match, token_accuracy, translate)
 
 EDGES = [0, 1, 7, 10, 11, 16, 17, 20, 21, 99, 100, 101, 110, 999, 1000, 1001, 1010, 1099, 1100, 1101,
          16017, 21000, 21001, 100000, 101000, 101001, 200000, 999999]
@@ -116,11 +119,21 @@ def test_make_batch_shapes(data):
     assert torch.equal(tgt_in[:, 1:][words], labels[:, :-1][words])
 
 
-def test_warmup_schedule_shape():
-    lr = [warmup_schedule(s, 10, 100) for s in range(100)]
+def test_translator_schedule_warms_up_then_decays_to_zero():
+    """The translator uses lesson 06's warm-up + cosine schedule, decaying to 0."""
+    lr = [warmup_cosine(s, 10, 100, min_ratio=0.0) for s in range(100)]
     assert lr[0] == pytest.approx(0.1) and lr[9] == pytest.approx(1.0) and lr[10] == pytest.approx(1.0)
     assert all(a <= b for a, b in zip(lr[:10], lr[1:10])) and all(a >= b for a, b in zip(lr[10:], lr[11:]))
-    assert warmup_schedule(100, 10, 100) == pytest.approx(0.0)
+    assert warmup_cosine(100, 10, 100, min_ratio=0.0) == pytest.approx(0.0)
+    data = NumberTranslationData(n_held_out=5, seed=0)
+    state = TrainState.fresh(data, TranslatorConfig(d_model=16, d_ff=32, n_enc=1, n_dec=1, lr=1e-3,
+                                                    warmup=10, total_steps=100))
+    seen = []
+    for _ in range(100):
+        seen.append(state.optimizer.param_groups[0]["lr"] / 1e-3)
+        state.optimizer.step()
+        state.scheduler.step()
+    assert seen == pytest.approx(lr)
 
 
 def test_label_smoothing_matches_pytorch():

@@ -45,8 +45,8 @@ def test_greedy_without_bos_gets_a_shape_message():
 
 
 def test_the_library_greedy_decoder_stops_early_but_agrees_until_eos():
-    from course_lib.seq2seq_decoding import greedy_decode
+    from course_lib.nn.decoding import greedy_decode
     ex = framework.REGISTRY["greedy_decode"]
     model, src, bos, eos, n = ex.make_inputs(torch.Generator().manual_seed(0))
     assert ex.verdict(ex.reference).status == OK
-    assert greedy_decode(model, src, bos, eos, n).shape[0] == src.shape[0]
+    assert greedy_decode(model, bos, n, eos, src=src).shape[0] == src.shape[0]

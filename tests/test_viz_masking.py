@@ -8,8 +8,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.attention import causal_mask  # noqa: E402
-from course_lib.training import History  # noqa: E402
+from course_lib.nn.attention import causal_mask  # noqa: E402
+from course_lib.nn.training import History  # noqa: E402
 from course_lib.viz import leakage_bars, loss_curves, mask_grid, masked_attention_panels  # noqa: E402
 
 

@@ -25,8 +25,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 import course_lib.viz as viz  # noqa: E402
-from course_lib.attention import causal_mask  # noqa: E402
-from course_lib.training import History  # noqa: E402
+from course_lib.nn.attention import causal_mask  # noqa: E402
+from course_lib.nn.training import History  # noqa: E402
 
 COLUMN_PX = 950       # JupyterLab notebook column, 1366×768, file browser open
 DPI = 100             # inline backend: figure.dpi
@@ -56,14 +56,15 @@ def _words(n):
 
 
 def _model_and_data():
-    from course_lib.translation import NumberTranslationData, TrainState, TranslatorConfig
+    from course_lib.data.translation import NumberTranslationData
+    from course_lib.experiments.translator import TrainState, TranslatorConfig
     data = NumberTranslationData()
     cfg = TranslatorConfig(d_model=16, h=4, d_ff=32, n_enc=2, n_dec=2)
     return TrainState.fresh(data, cfg).model.eval(), data
 
 
 def _cross_grid():
-    from course_lib.translation import translate
+    from course_lib.experiments.translator_eval import translate
     model, data = _model_and_data()
     r = translate(model, data, "777777")
     return dict(cross=r["cross"], src_tokens=r["source"], out_tokens=r["pieces"] + ["<eos>"])

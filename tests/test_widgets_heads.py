@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.toy_tasks import BindingModel, bindings_batch  # noqa: E402
+from course_lib.experiments.toy_tasks import BindingModel, bindings_batch  # noqa: E402
 from course_lib.viz import attention_map, head_maps, heads_timing_plot, relation_scores_plot  # noqa: E402
 from course_lib.widgets import head_explorer  # noqa: E402
 

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.induction import AttentionOnlyTransformer, repeated_sequences  # noqa: E402
+from course_lib.experiments.induction import AttentionOnlyTransformer, repeated_sequences  # noqa: E402
 from course_lib.viz import (  # noqa: E402
     ablation_bars,
     family_attention_maps,

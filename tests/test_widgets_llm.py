@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.llama import LlamaConfig, LlamaLM  # noqa: E402
+from course_lib.nn.llama import LlamaConfig, LlamaLM  # noqa: E402
 from course_lib.viz import block_comparison, cache_timing_plot, generation_panel, head_weight_grid  # noqa: E402
 from course_lib.widgets import llm_generation_explorer  # noqa: E402
 

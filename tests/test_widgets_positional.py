@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.positional import shift_matrix, sinusoidal_table  # noqa: E402
+from course_lib.nn.positional import shift_matrix, sinusoidal_table  # noqa: E402
 from course_lib.viz import (dimension_curves, extrapolation_figure, position_similarity,  # noqa: E402
                             rotary_relative_figure, rotation_figure, sinusoidal_heatmap,
                             sinusoidal_overview)

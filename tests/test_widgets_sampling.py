@@ -7,8 +7,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.models import DecoderOnlyLM  # noqa: E402
-from course_lib.shakespeare import CharVocab  # noqa: E402
+from course_lib.nn.models import DecoderOnlyLM  # noqa: E402
+from course_lib.data.shakespeare import CharVocab  # noqa: E402
 from course_lib.viz import next_token_bars, sample_panel  # noqa: E402
 from course_lib.widgets import sampling_explorer  # noqa: E402
 

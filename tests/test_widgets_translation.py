@@ -8,7 +8,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib.translation import NumberTranslationData, TrainState, TranslatorConfig, translate  # noqa: E402
+from course_lib.data.translation import NumberTranslationData
+from course_lib.experiments.translator import TrainState, TranslatorConfig
+from course_lib.experiments.translator_eval import translate  # noqa: E402
 from course_lib.viz import (  # noqa: E402
     accuracy_by_length, cross_attention_grid, label_smoothing_bars, loss_curve, translation_figure,
     warmup_schedule_plot,

@@ -9,7 +9,7 @@ Sources, so that nothing in the tables is typed by hand except the two estimates
 - the exercises: `course_lib.exercises` REGISTRY (name, lesson, planted mistakes and
   their hints), matched to the lesson notebook that calls `check_<name>(...)` (the
   "Exercise N.M — title" heading above it, the solution between BEGIN/END SOLUTION,
-  and the name the student stub raises, which `course_lib.student reset --exercise`
+  and the name the student stub raises, which `course_lib.classroom.student reset --exercise`
   takes);
 - reading time: the words of the lesson's prose at READING_WPM words per minute,
   rounded to 5 minutes;
@@ -120,7 +120,7 @@ def _solution_lines(source: str) -> int:
 def collect() -> list[ExerciseInfo]:
     """Every registered exercise, in the order the lessons ask them."""
     import nbformat
-    from course_lib.student import BEGIN, strip_solutions
+    from course_lib.classroom.student import BEGIN, strip_solutions
 
     infos = {}
     for name, ex in _registry().items():

@@ -379,7 +379,7 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
     if _mermaid_used(nb):
         raise ExportError(f"{path}: mermaid diagrams need mermaid.js from a CDN; use an SVG in assets/")
     if hide_solutions:
-        from course_lib.student import BEGIN, strip_solutions
+        from course_lib.classroom.student import BEGIN, strip_solutions
         for i, cell in enumerate(nb.cells):
             if cell.cell_type == "code" and BEGIN in cell.source:
                 cell.source = strip_solutions(cell.source, f"{path}, cell {i}")

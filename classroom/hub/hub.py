@@ -106,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
                    help="where students connect; 127.0.0.1 unless a TLS proxy fronts the hub")
     p.add_argument("--version", choices=["course", "student"], default="course",
                    help="course: lessons with solutions and saved outputs (as in the repo); "
-                        "student: solutions stripped (course_lib.student)")
+                        "student: solutions stripped (course_lib.classroom.student)")
     p.add_argument("--cull-timeout", type=int, default=3600,
                    help="seconds of inactivity before a student's server is stopped")
     p.add_argument("--runtime", default=str(RUNTIME), help="state folder (git-ignored)")

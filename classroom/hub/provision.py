@@ -38,7 +38,7 @@ def _course_files(root: Path, version: str) -> dict[str, bytes]:
         raise FileNotFoundError(f"no lessons (NN_name.ipynb) in {root / 'notebooks'}")
     for path in lessons:
         if version == "student":
-            from course_lib.student import student_notebook
+            from course_lib.classroom.student import student_notebook
 
             nb = student_notebook(nbformat.read(path, as_version=4), where=path.name)
             files[f"notebooks/{path.name}"] = (nbformat.writes(nb) + "\n").encode()

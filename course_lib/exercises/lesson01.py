@@ -1,13 +1,13 @@
 """Lesson 01 — why not RNNs.
 
 Exercise 1.1 `rnn_forward(x, W, U, b)`: the Elman recurrence h_t = tanh(W h_{t-1} + U x_t + b)
-written as a loop (checked against `course_lib.rnn.ElmanRNN` and `nn.RNN`).
+written as a loop (checked against `course_lib.nn.rnn.ElmanRNN` and `nn.RNN`).
 Exercise 1.2 `grad_norm(rnn, x, h0)`: measure ‖∂L/∂h_0‖ with autograd, L = Σ_i (h_T)_i.
 """
 import torch
 from torch import nn
 
-from ..rnn import ElmanRNN
+from ..nn.rnn import ElmanRNN
 from .framework import Exercise, Mistake
 
 __all__ = ["check_rnn_forward", "check_grad_norm"]

@@ -2,7 +2,7 @@
 
 Exercise 2.1 `softmax(scores)`: a numerically stable softmax over the last axis.
 Exercise 2.2 `attention(q, k, v, mask=None)`: scaled dot-product attention, returning
-(out, weights); checked against `course_lib.attention` (which equals
+(out, weights); checked against `course_lib.nn.attention` (which equals
 `F.scaled_dot_product_attention`).
 Exercise 2.3 `SelfAttention(d_model, d_k, d_v)`: an nn.Module with W^Q, W^K, W^V.
 """
@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..attention import scaled_dot_product_attention
+from ..nn.attention import scaled_dot_product_attention
 from .framework import Exercise, Mistake
 
 __all__ = ["check_softmax", "check_attention", "check_self_attention"]

@@ -12,7 +12,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..positional import sinusoidal_table as _library_table
+from ..nn.positional import sinusoidal_table as _library_table
 from .framework import Exercise, Mistake
 
 __all__ = ["check_sinusoidal_table", "check_add_learned_positions"]

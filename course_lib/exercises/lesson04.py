@@ -10,7 +10,7 @@ import math
 import torch
 from torch import nn
 
-from ..layers import MultiHeadAttention
+from ..nn.layers import MultiHeadAttention
 from .framework import Exercise, Mistake
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention"]

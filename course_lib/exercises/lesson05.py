@@ -11,7 +11,7 @@ The class exercises are checked by copying reference weights into the learner's 
 import torch
 import torch.nn.functional as F
 
-from ..layers import EncoderLayer, FeedForward
+from ..nn.layers import EncoderLayer, FeedForward
 from .framework import Exercise, Mistake
 from .lesson04 import _random_state, load_weights
 
@@ -246,7 +246,7 @@ ENCODER_BLOCK = Exercise(
     alternatives=[_TwoLineBlock],
     output_names=("out",),
     generic_hint="compare step by step with the library: "
-                 "`course_lib.layers.EncoderLayer(d_model, h, d_ff)` (post-norm by default)",
+                 "`course_lib.nn.layers.EncoderLayer(d_model, h, d_ff)` (post-norm by default)",
 )
 
 

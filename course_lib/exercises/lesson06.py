@@ -19,10 +19,10 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..attention import scaled_dot_product_attention
-from ..decoding import next_token_probs as _library_probs
-from ..decoding import sample as _library_sample
-from ..models import DecoderOnlyLM
+from ..nn.attention import scaled_dot_product_attention
+from ..nn.decoding import next_token_probs as _library_probs
+from ..nn.decoding import sample as _library_sample
+from ..nn.models import DecoderOnlyLM
 from .framework import Exercise, Mistake
 
 __all__ = ["check_causal_mask", "check_masked_attention", "check_next_token_probs", "check_generate"]
@@ -310,7 +310,7 @@ _VOCAB, _MAX_LEN, _NEW = 9, 8, 10
 
 
 def generate_reference(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None):
-    """tokens (batch, n) -> (batch, n + max_new_tokens), drawn as course_lib.decoding.sample."""
+    """tokens (batch, n) -> (batch, n + max_new_tokens), drawn as course_lib.nn.decoding.sample."""
     return _library_sample(model, tokens, max_new_tokens, temperature, top_k, generator)
 
 
@@ -389,7 +389,7 @@ GENERATE = Exercise(
     ],
     alternatives=[_generate_row_by_row],
     generic_hint="try temperature=0 first (greedy, no randomness) and compare with "
-                 "course_lib.decoding.greedy_decode on the same prompt",
+                 "course_lib.nn.decoding.greedy_decode on the same prompt",
 )
 
 

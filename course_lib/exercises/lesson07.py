@@ -11,7 +11,7 @@ import math
 import torch
 from torch import nn
 
-from ..layers import DecoderLayer, FeedForward, LayerNorm, MultiHeadAttention
+from ..nn.layers import DecoderLayer, FeedForward, LayerNorm, MultiHeadAttention
 from .framework import Exercise, Mistake
 
 __all__ = ["check_cross_attention", "check_decoder_layer"]
@@ -97,7 +97,7 @@ CROSS_ATTENTION = Exercise(
             torch.softmax(torch.einsum("btk,bsk->bts", x @ wq, m @ wk) / wq.shape[1] ** 0.5
                           + torch.where(mask[:, None, :], 0.0, float("-inf")), dim=-1)),
         # the course's own attention function
-        lambda x, m, wq, wk, wv, mask: __import__("course_lib.attention", fromlist=["x"])
+        lambda x, m, wq, wk, wv, mask: __import__("course_lib.nn.attention", fromlist=["x"])
         .scaled_dot_product_attention(x @ wq, m @ wk, m @ wv, mask[:, None, :])[0],
     ],
     generic_hint="compare with q = x @ w_q (decoder), k = memory @ w_k, v = memory @ w_v (encoder), "

@@ -110,7 +110,7 @@ def greedy_decode_reference(model, src, bos_id, eos_id, max_len):
 
 
 def _greedy_inputs(gen):
-    from ..models import EncoderDecoder
+    from ..nn.models import EncoderDecoder
 
     model = EncoderDecoder(12, 12, d_model=16, h=2, d_ff=32, n_enc=1, n_dec=1, dropout=0.0, max_len=16, pad_id=0)
     with torch.no_grad():  # seeded weights, zero biases: the predictions depend on the input
@@ -263,7 +263,7 @@ BEAM_STEP = Exercise(
     alternatives=[
         lambda s, lp, k: (lambda srt, idx: (srt[:, :k], idx[:, :k] // lp.shape[-1], idx[:, :k] % lp.shape[-1]))(
             *(s[..., None] + lp).reshape(s.shape[0], -1).sort(dim=-1, descending=True)),
-        lambda s, lp, k: __import__("course_lib.seq2seq_decoding", fromlist=["x"]).beam_step(s, lp, k),
+        lambda s, lp, k: __import__("course_lib.nn.decoding", fromlist=["x"]).beam_step(s, lp, k),
     ],
     generic_hint="candidates = scores[..., None] + log_probs, flatten the last two axes, topk(beam_size); "
                  "then beam = flat // V, token = flat % V",

@@ -13,8 +13,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ..attention import scaled_dot_product_attention
-from ..positional import apply_rotary
+from ..nn.attention import scaled_dot_product_attention
+from ..nn.positional import apply_rotary
 from .framework import Exercise, Mistake
 
 __all__ = ["check_rms_norm", "check_swiglu", "check_apply_rope", "check_grouped_query_attention",

@@ -29,7 +29,7 @@ def trace_shapes(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=
         _check_size(name, v)
     if d_model % h:
         raise ValueError(f"d_model={d_model} must be divisible by h={h} (each head gets d_model/h)")
-    from ..models import EncoderDecoder, collect_attention
+    from ..nn.models import EncoderDecoder, collect_attention
 
     g = torch.Generator().manual_seed(0)
     torch.manual_seed(0)
@@ -48,7 +48,7 @@ def trace_shapes(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=
     shapes["tgt_embedded"] = y.shape
     y = model.pos(y)
     shapes["tgt_in"] = y.shape
-    from ..attention import causal_mask
+    from ..nn.attention import causal_mask
 
     out = model.decoder(y, memory, self_mask=causal_mask(n_tgt))
     shapes["decoder_out"] = out.shape

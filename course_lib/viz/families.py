@@ -15,7 +15,7 @@ __all__ = [
     "draw_attention",
 ]
 
-# one colour per pattern label of course_lib.head_patterns
+# one colour per pattern label of course_lib.experiments.head_patterns
 PATTERN_COLORS = {
     "previous": "#1f77b4", "next": "#17becf", "self": "#9467bd", "[CLS]": "#d62728",
     "[SEP]": "#ff7f0e", "broad": "#2ca02c", "mixed": "#c7c7c7",
@@ -120,7 +120,7 @@ def it_attention_grid(weights, sentences, targets):
 def head_pattern_grid(labels, scores=None, title="what each head does"):
     """A (layers × heads) grid coloured by each head's pattern label.
 
-    labels: list of lists of labels (from `course_lib.head_patterns.classify_heads`).
+    labels: list of lists of labels (from `course_lib.experiments.head_patterns.classify_heads`).
     scores: optional dict of (layers, heads) tensors (from `pattern_scores`); the
     score of each head's own pattern is printed in its cell. Returns the Figure.
     """

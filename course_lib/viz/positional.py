@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from matplotlib.ticker import MaxNLocator
 
-from ..positional import shift_matrix, sinusoidal_table
+from ..nn.positional import shift_matrix, sinusoidal_table
 
 __all__ = [
     "sinusoidal_heatmap",

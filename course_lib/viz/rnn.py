@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib import ticker
 
-from ..rnn import NONLINEARITIES, set_spectral_radius
+from ..nn.rnn import NONLINEARITIES, set_spectral_radius
 
 __all__ = [
     "timing_figure",

@@ -11,7 +11,7 @@ __all__ = ["loss_curves"]
 def loss_curves(histories, smooth=20, reference=None, log_y=False):
     """Training loss (smoothed) and evaluation loss against the step.
 
-    histories: a `course_lib.training.History`, or {label: History} to compare runs.
+    histories: a `course_lib.nn.training.History`, or {label: History} to compare runs.
     smooth: window of the moving average drawn over the raw training loss (1 = raw).
     reference: optional {label: value} horizontal lines (e.g. {"uniform guess": ln V}).
     Returns the Figure.

@@ -33,7 +33,7 @@ def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
     lowest loss a perfect model can reach, H(q) = −Σ q log q, against ε.
     Returns the Figure.
     """
-    from ..translation import smoothed_targets
+    from ..experiments.translator import smoothed_targets
 
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
         raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
@@ -79,7 +79,7 @@ def _entropy(q):
 
 def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
     """Learning rate per step: linear warm-up, then cosine decay to 0. Returns the Figure."""
-    from ..translation import warmup_schedule
+    from ..nn.training import warmup_cosine
 
     for name, v in (("warmup", warmup), ("total", total)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -89,7 +89,7 @@ def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
     if not peak_lr > 0:
         raise ValueError(f"peak_lr must be > 0, got {peak_lr}")
     steps = np.arange(total)
-    lr = np.array([peak_lr * warmup_schedule(int(s), warmup, total) for s in steps])
+    lr = np.array([peak_lr * warmup_cosine(int(s), warmup, total, min_ratio=0.0) for s in steps])
     fig, ax = plt.subplots(figsize=(7, 2.8))
     ax.plot(steps, lr, color="tab:purple")
     ax.axvspan(0, warmup, color="tab:orange", alpha=0.15, label=f"warm-up ({warmup} steps)")
@@ -183,7 +183,7 @@ def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
     Raises ValueError (with a message for the learner) for unknown words or numbers
     out of range. Returns the Figure.
     """
-    from ..translation import translate
+    from ..experiments.translator_eval import translate
 
     result = translate(model, data, text)
     cross = result["cross"]

@@ -5,7 +5,7 @@ from functools import lru_cache
 
 import ipywidgets as W
 
-from ..stacks import ARRANGEMENTS, layer_profile
+from ..experiments.stacks import ARRANGEMENTS, layer_profile
 from ..viz.blocks import layer_profile_plot
 from ._wiring import show_figure
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ipywidgets as W
-from ..toy_tasks import attention_by_layer, relation_masks, token_labels
+from ..experiments.toy_tasks import attention_by_layer, relation_masks, token_labels
 from ..viz.heads import attention_map
 from ._wiring import show_figure
 

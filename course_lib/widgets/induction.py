@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..induction import attention_stack, induction_scores, previous_token_scores
+from ..experiments.induction import attention_stack, induction_scores, previous_token_scores
 from ..viz.induction import induction_head_map
 from ._wiring import show_figure
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import ipywidgets as W
 import torch
 
-from ..decoding import next_token_probs
-from ..generation import generate_text
+from ..nn.decoding import next_token_probs
+from ..nn.generation import generate_text
 from ..viz.llm import generation_panel
 from ._wiring import show_figure
 from .sampling import sampling_controls
@@ -34,7 +34,7 @@ def _draw(model, tokenizer, prompt, temperature, top_k, tokens, seed):
 def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=30):
     """Sliders for temperature, top-k, number of new tokens and seed, a text box for the prompt.
 
-    model: a `course_lib.llama.LlamaLM`; tokenizer: its own (`load_tokenizer()`).
+    model: a `course_lib.nn.llama.LlamaLM`; tokenizer: its own (`load_tokenizer()`).
     T = 0 is greedy; top-k = 0 means no filter. The same settings always give the same
     text (the seed fixes the draw). Returns the widget; `.draw.last_figure` is the latest figure.
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 import torch
 
-from ..decoding import generate_text, lm_step, next_token_probs
+from ..nn.decoding import generate_text, lm_step, next_token_probs
 from ..viz.sampling import sample_panel
 from ._wiring import show_figure
 
@@ -45,7 +45,7 @@ def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=160):
     """Sliders for temperature, top-k, length and seed, and a text box for the prompt.
 
     model: a decoder-only LM (tokens (1, n) -> logits (1, n, vocab)); vocab: a
-    `course_lib.shakespeare.CharVocab`. top-k = 0 means no top-k filter; T = 0 is greedy.
+    `course_lib.data.shakespeare.CharVocab`. top-k = 0 means no top-k filter; T = 0 is greedy.
     The same settings always give the same text (the seed fixes the draw).
     Returns the widget; `.draw.last_figure` is the latest figure.
     """

@@ -23,7 +23,7 @@ def translator_widget(model, data, text="twenty-one"):
     heads = model.decoder.layers[0].cross_attn.h
 
     def update(text, layer, head):
-        from ..translation import parse_source
+        from ..data.translation import parse_source
 
         try:
             parse_source(data, text)

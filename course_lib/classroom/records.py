@@ -1,0 +1,59 @@
+"""Where exercise verdicts are kept: one small JSON file on this machine.
+
+Each check writes its latest verdict to `~/.transformers-course/progress.json` (or
+$COURSE_PROGRESS_FILE). Nothing leaves the machine. A corrupt file is set aside, not trusted.
+`course_lib.classroom.progress` turns the file into the table `show_progress()` prints; the two
+are apart so that the checkers (which record) and the table (which lists the checkers) do not
+import each other.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+
+SOLVED, ATTEMPTED, NOT_STARTED = "solved", "attempted", "not started"
+
+
+def progress_file() -> Path:
+    env = os.environ.get("COURSE_PROGRESS_FILE")
+    return Path(env) if env else Path.home() / ".transformers-course" / "progress.json"
+
+
+def _load(path: Path) -> tuple[dict, str | None]:
+    """(records, warning). A corrupt file is moved aside and an empty record returned."""
+    if not path.exists():
+        return {}, None
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise ValueError("unexpected structure")
+        return data, None
+    except (ValueError, OSError) as e:
+        aside = path.with_name(f"{path.stem}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        try:
+            path.replace(aside)
+            where = f"moved to {aside}"
+        except OSError:
+            where = "left in place"
+        return {}, (f"the progress file {path} was unreadable ({e}); it was {where} "
+                    "and progress starts afresh")
+
+
+def record(exercise: str, lesson: str, status: str) -> None:
+    """Store the latest verdict of `exercise`. Never raises: progress is a convenience."""
+    path = progress_file()
+    try:
+        data, _ = _load(path)
+        entry = data.get(exercise, {"lesson": lesson, "attempts": 0})
+        entry.update(lesson=lesson, last=status, attempts=entry.get("attempts", 0) + 1)
+        entry["solved"] = entry.get("solved", False) or status == "ok"
+        data[exercise] = entry
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        tmp.replace(path)                  # atomic: a crash never leaves half a file
+    except OSError:
+        pass
