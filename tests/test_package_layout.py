@@ -90,16 +90,35 @@ def _matches(target, prefixes):
                for p in prefixes)
 
 
+def direction_violations(part, imports_of):
+    """'module imports target' for each import of a module in `part` that FORBIDDEN rules out.
+
+    imports_of: {module name: set of the modules it imports}.
+    """
+    return [f"{name} imports {target}"
+            for name, targets in sorted(imports_of.items()) if name == part or name.startswith(part + ".")
+            for target in sorted(targets) if _matches(target, FORBIDDEN[part])]
+
+
 @pytest.mark.parametrize("part", sorted(FORBIDDEN))
 def test_each_part_imports_only_downwards(part):
-    bad = []
-    for name in MODULES:
-        if name == part or name.startswith(part + "."):
-            for target in sorted(imports(name)):
-                if _matches(target, FORBIDDEN[part]):
-                    bad.append(f"{name} imports {target}")
+    bad = direction_violations(part, {name: imports(name) for name in MODULES})
     assert not bad, ("the dependency direction is widgets → viz → core → torch; these imports "
                      "point the wrong way:\n  " + "\n  ".join(bad))
+
+
+def test_the_direction_check_catches_planted_imports():
+    planted = {"course_lib.nn.layers": {"torch", "course_lib.nn.attention", "course_lib.viz.attention"},
+               "course_lib.nn.decoding": {"matplotlib.pyplot"},
+               "course_lib.nn.models": {"course_lib.experiments.induction"},
+               "course_lib.viz.attention": {"course_lib.nn.attention", "matplotlib.pyplot"}}
+    assert direction_violations("course_lib.nn", planted) == [
+        "course_lib.nn.decoding imports matplotlib.pyplot",
+        "course_lib.nn.layers imports course_lib.viz.attention",
+        "course_lib.nn.models imports course_lib.experiments.induction"]
+    assert direction_violations("course_lib.viz", planted) == []      # viz → nn is downwards
+    assert direction_violations("course_lib.viz", {"course_lib.viz.x": {"course_lib.widgets.y"}}) == [
+        "course_lib.viz.x imports course_lib.widgets.y"]
 
 
 def _cycles(graph):
