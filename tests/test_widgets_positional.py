@@ -79,6 +79,7 @@ def test_rotary_figure_reads_diagonals():
     (rotation_figure, dict(d_model=7), "d_model must be even"),
     (rotation_figure, dict(pair=8, d_model=16), "pair must be between"),
     (rotary_relative_figure, dict(scores=torch.zeros(3, 4)), "square"),
+    (rotary_relative_figure, dict(scores=torch.zeros(2, 2)), "n >= 3"),
     (rotary_relative_figure, dict(scores=torch.zeros(4, 4), max_offset=4), "max_offset must be"),
     (extrapolation_figure, dict(lengths=[2, 4], by_length={"a": [1.0]}, by_position={"a": [1.0]},
                                 train_len=2), "has 1 values for 2 lengths"),

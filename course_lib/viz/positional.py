@@ -200,11 +200,12 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     """Left: a rotary score matrix S[m, n] (constant along diagonals). Right: S[m, m+Δ] vs Δ
     for several query positions m — the curves lie on top of each other."""
     s = torch.as_tensor(scores, dtype=torch.float64)
-    if s.ndim != 2 or s.shape[0] != s.shape[1]:
-        raise ValueError(f"scores must be a square (n, n) matrix, got shape {tuple(s.shape)}")
+    if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 3:
+        raise ValueError(f"scores must be a square (n, n) matrix with n >= 3, got shape {tuple(s.shape)}")
     n = s.shape[0]
-    max_offset = n // 2 if max_offset is None else max_offset
-    _check_int("max_offset", max_offset, 1, n - 1)
+    # every curve needs queries m with m ± max_offset inside the matrix: at least one such m
+    max_offset = (n - 1) // 2 if max_offset is None else max_offset
+    _check_int("max_offset", max_offset, 1, max(1, (n - 1) // 2))
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
     lim = float(s.abs().max())
     im = a1.imshow(s.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, origin="lower", interpolation="nearest")
