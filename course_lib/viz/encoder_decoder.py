@@ -75,7 +75,20 @@ _IO = "#eeeeee"
 def _box(ax, x, y, w, hgt, text, color, fontsize=8.5, bold=False):
     ax.add_patch(FancyBboxPatch((x - w / 2, y - hgt / 2), w, hgt, boxstyle="round,pad=0.02,rounding_size=0.08",
                                 fc=color, ec="#333333", lw=0.9))
-    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, weight="bold" if bold else "normal")
+    label = ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, weight="bold" if bold else "normal")
+    _shrink_to_fit(ax, label, 0.94 * w)
+
+
+def _shrink_to_fit(ax, label, width, smallest=7.5):
+    """Lower the label's font size until it is at most `width` wide (data units): long shapes
+    (large batch or d_model from the sliders) would otherwise spill out of their box."""
+    renderer = ax.figure.canvas.get_renderer()
+    to_data = ax.transData.inverted()
+    while label.get_fontsize() > smallest:
+        (x0, _), (x1, _) = to_data.transform(label.get_window_extent(renderer).get_points())
+        if x1 - x0 <= width:
+            return
+        label.set_fontsize(label.get_fontsize() - 0.5)
 
 
 def _arrow(ax, a, b, color="#333333", rad=0.0):
@@ -148,7 +161,7 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
     ax.set_xlim(0, 11)
     ax.set_ylim(0, 10.8)
     ax.axis("off")
-    w = 3.3
+    w = 3.6
     ex, dx = 2.5, 7.9  # encoder / decoder column centres
 
     enc = _column(ax, ex, w, [
