@@ -21,15 +21,16 @@ def shapes_explorer():
         draw(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=4 * d_model,
              tgt_vocab=tgt_vocab, n_layers=2)
 
-    style = {"description_width": "initial"}
+    # one label width and one control width: the controls line up, the sliders are long enough
+    look = dict(style={"description_width": "160px"}, layout={"width": "460px"})
     widget = W.interactive(
         update,
-        batch=W.IntSlider(value=2, min=1, max=8, description="batch", style=style),
-        n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", style=style),
-        n_tgt=W.IntSlider(value=4, min=1, max=12, description="n_tgt (target length)", style=style),
-        d_model=W.IntSlider(value=16, min=8, max=64, step=8, description="d_model", style=style),
-        h=W.Dropdown(options=[1, 2, 4, 8], value=4, description="heads h"),
-        tgt_vocab=W.IntSlider(value=40, min=10, max=100, step=10, description="target vocabulary V", style=style),
+        batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),
+        n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", **look),
+        n_tgt=W.IntSlider(value=4, min=1, max=12, description="n_tgt (target length)", **look),
+        d_model=W.IntSlider(value=16, min=8, max=64, step=8, description="d_model", **look),
+        h=W.Dropdown(options=[1, 2, 4, 8], value=4, description="heads h", **look),
+        tgt_vocab=W.IntSlider(value=40, min=10, max=100, step=10, description="target vocabulary V", **look),
     )
     widget.draw = draw
     return widget

@@ -8,7 +8,7 @@ from ..nn.decoding import next_token_probs
 from ..nn.generation import generate_text
 from ..viz.llm import generation_panel
 from ._wiring import show_figure
-from .sampling import sampling_controls
+from .sampling import CONTROL_STYLE, sampling_controls
 
 __all__ = ["llm_generation_explorer"]
 
@@ -43,7 +43,7 @@ def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=
     widget = W.interactive(
         draw, **sampling_controls(prompt, top_k_max=min(200, vocab), top_k_value=min(50, vocab)),
         tokens=W.IntSlider(value=tokens, min=5, max=60, step=5, description="new tokens",
-                           continuous_update=False, style={"description_width": "initial"}),
+                           continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),
     )
     widget.draw = draw
     return widget

@@ -8,7 +8,7 @@ from ._wiring import show_figure
 
 __all__ = ["sinusoidal_explorer"]
 
-_STYLE = {"description_width": "initial"}
+_STYLE = {"description_width": "130px"}   # one label width: the sliders line up
 
 
 def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 10000.0):
@@ -20,11 +20,11 @@ def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 1000
     widget = W.interactive(
         lambda d_model, length, base: draw(d_model=d_model, length=length, base=base),
         d_model=W.IntSlider(value=d_model, min=8, max=256, step=8, description="d_model",
-                            continuous_update=False, style=_STYLE),
+                            continuous_update=False, style=_STYLE, layout={"width": "440px"}),
         length=W.IntSlider(value=length, min=10, max=400, step=10, description="length (positions)",
-                           continuous_update=False, style=_STYLE),
+                           continuous_update=False, style=_STYLE, layout={"width": "440px"}),
         base=W.FloatLogSlider(value=base, base=10, min=1, max=5, step=0.25, description="base",
-                              continuous_update=False, style=_STYLE),
+                              continuous_update=False, style=_STYLE, layout={"width": "440px"}),
     )
     widget.draw = draw
     return widget

@@ -10,18 +10,20 @@ from ._wiring import show_figure
 
 __all__ = ["sampling_explorer"]
 
-_STYLE = {"description_width": "initial"}
+CONTROL_STYLE = {"description_width": "110px"}   # one label width: the controls line up
 
 
 def sampling_controls(prompt, top_k_max, top_k_value=0):
     """The controls lessons 06 and 11 share: a prompt box, temperature, top-k (0 = off), seed."""
     return dict(
-        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=_STYLE),
+        prompt=W.Textarea(value=prompt, description="prompt", rows=3, continuous_update=False, style=CONTROL_STYLE,
+                          layout={"width": "600px"}),
         temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
-                                  continuous_update=False, style=_STYLE),
+                                  continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),
         top_k=W.IntSlider(value=top_k_value, min=0, max=top_k_max, description="top-k (0 = off)",
-                          continuous_update=False, style=_STYLE),
-        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=_STYLE),
+                          continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),
+        seed=W.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=CONTROL_STYLE,
+                         layout={"width": "420px"}),
     )
 
 
@@ -53,7 +55,7 @@ def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=160):
     widget = W.interactive(
         draw, **sampling_controls(prompt, top_k_max=len(vocab)),
         length=W.IntSlider(value=length, min=20, max=400, step=20, description="characters",
-                           continuous_update=False, style=_STYLE),
+                           continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),
     )
     widget.draw = draw
     return widget
