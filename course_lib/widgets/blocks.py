@@ -37,11 +37,12 @@ def depth_explorer(wiring="plain", depth=12, max_depth=24):
         grads, rms = _profile(wiring, depth)
         draw(grad_norms=grads, stream_rms=rms, title=f"{wiring}, {depth} blocks (freshly initialised)")
 
-    style = {"description_width": "initial"}
+    style = {"description_width": "80px"}   # one label width: the controls line up
+    wide = {"width": "380px"}
     widget = W.interactive(
         update,
-        wiring=W.Dropdown(options=list(ARRANGEMENTS), value=wiring, description="wiring", style=style),
-        depth=W.IntSlider(value=depth, min=1, max=max_depth, description="blocks", style=style),
+        wiring=W.Dropdown(options=list(ARRANGEMENTS), value=wiring, description="wiring", style=style, layout=wide),
+        depth=W.IntSlider(value=depth, min=1, max=max_depth, description="blocks", style=style, layout=wide),
     )
     widget.draw = draw
     return widget

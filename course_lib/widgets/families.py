@@ -34,13 +34,14 @@ def pretrained_head_explorer(attention, tokens, labels=None):
         draw(panels=[{"weights": attention[sentence][layer, head], "q_tokens": toks, "k_tokens": toks,
                       "title": f"layer {layer}, head {head}{kind}"}], figsize=(4.6, 4.4))
 
-    style = {"description_width": "initial"}
+    style = {"description_width": "80px"}   # one label width: the controls line up
+    wide = {"width": "380px"}
     names = list(attention)
     widget = W.interactive(
         update,
-        sentence=W.Dropdown(options=names, value=names[0], description="sentence", style=style),
-        layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style),
-        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style),
+        sentence=W.Dropdown(options=names, value=names[0], description="sentence", style=style, layout=wide),
+        layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
+        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
     )
     widget.draw = draw
     return widget

@@ -26,12 +26,13 @@ def head_explorer(model, tokens):
              title=f"layer {layer}, head {head} (example {example})",
              marks={"previous token": prev[example], "binding of the same letter": match[example]})
 
-    style = {"description_width": "initial"}
+    style = {"description_width": "80px"}   # one label width: the controls line up
+    wide = {"width": "380px"}
     widget = W.interactive(
         update,
-        example=W.IntSlider(value=0, min=0, max=len(tokens) - 1, description="example", style=style),
-        layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style),
-        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style),
+        example=W.IntSlider(value=0, min=0, max=len(tokens) - 1, description="example", style=style, layout=wide),
+        layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
+        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
     )
     widget.draw = draw
     return widget

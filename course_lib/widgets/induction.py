@@ -35,12 +35,13 @@ def induction_head_browser(model, tokens, period):
              title=f"layer {layer}, head {head}: previous-token {prev[layer, head]:.2f}, "
                    f"induction {ind[layer, head]:.2f}")
 
-    style = {"description_width": "initial"}
+    style = {"description_width": "80px"}   # one label width: the controls line up
+    wide = {"width": "380px"}
     widget = W.interactive(
         update,
-        layer=W.IntSlider(value=1, min=0, max=n_layers - 1, description="layer", style=style),
-        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style),
-        example=W.IntSlider(value=0, min=0, max=n_examples - 1, description="example", style=style),
+        layer=W.IntSlider(value=1, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
+        head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
+        example=W.IntSlider(value=0, min=0, max=n_examples - 1, description="example", style=style, layout=wide),
     )
     widget.draw = draw
     return widget

@@ -16,17 +16,18 @@ def gradient_explorer(radius=1.0, nonlinearity="tanh", input_scale=0.5):
     last figure drawn (for tests).
     """
     draw = show_figure(gradient_norm_view)
-    style = {"description_width": "initial"}
+    style = {"description_width": "170px"}   # one label width: the controls line up
+    wide = {"width": "460px"}
     widget = W.interactive(
         lambda radius, nonlinearity, input_scale: draw(
             radius=radius, nonlinearity=nonlinearity, input_scale=input_scale),
         radius=W.FloatSlider(value=radius, min=0.3, max=3.0, step=0.05,
-                             description="spectral radius ρ of W", style=style,
+                             description="spectral radius ρ of W", style=style, layout=wide,
                              continuous_update=False),
         nonlinearity=W.Dropdown(options=["tanh", "relu", "linear"], value=nonlinearity,
-                                description="nonlinearity σ", style=style),
+                                description="nonlinearity σ", style=style, layout=wide),
         input_scale=W.FloatSlider(value=input_scale, min=0.0, max=2.0, step=0.1,
-                                  description="input strength", style=style,
+                                  description="input strength", style=style, layout=wide,
                                   continuous_update=False),
     )
     widget.draw = draw
