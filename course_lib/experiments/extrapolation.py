@@ -22,6 +22,7 @@ from ..nn.layers import EncoderLayer, LayerNorm
 from ..nn.models import TokenEmbedding
 from ..nn.positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 from ..nn.rotary import RotarySelfAttention
+from ..nn.training import train
 
 __all__ = [
     "POSITION_KINDS",
@@ -94,12 +95,13 @@ class PositionProbe(nn.Module):
         return f"positions={self.positions!r}"
 
 
-def train_probe(model, train_len, steps=300, batch_size=64, lr=3e-3, seed=0, progress=None):
+def train_probe(model, train_len, steps=300, batch_size=64, lr=3e-3, seed=0, progress=False,
+                description="training"):
     """Train on the previous-token task with lengths drawn uniformly from [train_len/2, train_len].
 
-    Adam without weight decay, so rows of a learned table that no training sequence
-    reaches keep their initial values exactly. Deterministic for a given seed (on one
-    machine). progress: an optional tqdm-like wrapper for the step range.
+    Lesson 06's `train` loop with Adam without weight decay, so rows of a learned table that
+    no training sequence reaches keep their initial values exactly. Deterministic for a given
+    seed (on one machine). progress: a tqdm bar labelled `description`.
     Returns the list of training losses.
     """
     check_positive_int("train_len", train_len)
@@ -107,22 +109,21 @@ def train_probe(model, train_len, steps=300, batch_size=64, lr=3e-3, seed=0, pro
     if train_len < 2:
         raise ValueError(f"train_len must be >= 2 (a previous token needs 2 positions), got {train_len}")
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
     vocab = model.embed.vocab_size
-    losses = []
-    model.train()
-    steps_iter = range(steps) if progress is None else progress(range(steps))
-    for _ in steps_iter:
+
+    def get_batch(step):  # a fresh length and fresh tokens every step
         n = int(torch.randint(max(2, train_len // 2), train_len + 1, (1,), generator=gen))
-        tokens, targets = previous_token_batch(batch_size, n, vocab, gen)
-        logits = model(tokens)
-        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+        return previous_token_batch(batch_size, n, vocab, gen)
+
+    def loss_fn(model, batch):
+        tokens, targets = batch
+        logits = model(tokens)  # (batch, n, vocab)
+        return F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+
+    history = train(model, get_batch, torch.optim.Adam(model.parameters(), lr=lr), steps, loss_fn=loss_fn,
+                    progress=progress, description=description)
     model.eval()
-    return losses
+    return history.train_loss
 
 
 @torch.no_grad()
