@@ -3,9 +3,10 @@
 Used by tests/test_browser.py and tests/test_lab_launch.py; later lessons reuse
 them through the LESSONS list in test_browser.py.
 
-* ``LabServer`` starts JupyterLab exactly the way ``make lab`` does, through
-  ``tools/lab.py`` (127.0.0.1, ``port_retries=0``), on a free loopback port with a
-  random token, in its own process group, and always shuts it down.
+* ``LabServer`` starts JupyterLab with the README's command, ``python course.py lab``
+  (the learner's environment, ``tools/lab.py``: 127.0.0.1, ``port_retries=0``), on a
+  free loopback port with a random token, in its own process group, and always shuts
+  it down.
 * ``launch_chromium`` starts Debian's Chromium (playwright's browser download is
   not available) with flags that keep it off the network.
 * ``PageWatcher`` records console errors, uncaught page errors, failed requests,
@@ -41,6 +42,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_SCRIPT = ROOT / "tools" / "lab.py"
+COURSE = ROOT / "course.py"
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
@@ -91,7 +93,7 @@ def free_port() -> int:
 
 
 class LabServer:
-    """JupyterLab started by ``tools/lab.py`` in its own process group.
+    """JupyterLab started by ``python course.py lab`` in its own process group.
 
     Per-user JupyterLab state (settings, workspaces, runtime files) goes to a
     temporary directory so the learner's own settings cannot change what the
@@ -143,7 +145,7 @@ class LabServer:
 
     # -- lifecycle
     def command(self) -> list[str]:
-        return [sys.executable, str(self.root / "tools" / "lab.py"), "--port", str(self.port),
+        return [sys.executable, str(COURSE), "lab", "--port", str(self.port),
                 "--token", self.token, "--no-browser"]
 
     def env(self) -> dict[str, str]:
@@ -156,10 +158,14 @@ class LabServer:
         if not self.autosave:
             f = settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"
             f.parent.mkdir(parents=True, exist_ok=True)
-            f.write_text(json.dumps({"autosave": False}))
+            f.write_text(json.dumps({"autosave": False}), encoding="utf-8")
         return env
 
     def start(self) -> "LabServer":
+        # The learner's environment, set up as `course.py lab` would (nothing to do when
+        # `course.py test` already did it); outside the start-up timeout.
+        subprocess.run([sys.executable, str(COURSE), "setup", "learner"], cwd=ROOT,
+                       stdin=subprocess.DEVNULL, check=True, timeout=1800)
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.command(), cwd=self.root, env=self.env(),
                                      stdin=subprocess.DEVNULL, stdout=log,
@@ -168,7 +174,7 @@ class LabServer:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"tools/lab.py exited with {self.proc.returncode}:\n"
+                raise RuntimeError(f"course.py lab exited with {self.proc.returncode}:\n"
                                    + self.log_tail())
             try:
                 status, _ = self.api("/api/status", timeout=2)
@@ -183,7 +189,7 @@ class LabServer:
 
     def log_text(self) -> str:
         try:
-            return self.log_path.read_text(errors="replace")
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return ""
 

@@ -1,4 +1,4 @@
-"""The class hub (`make hub`, classroom/hub/): a real JupyterHub + configurable-http-proxy
+"""The class hub (`python course.py hub`, classroom/hub/): a real JupyterHub + configurable-http-proxy
 serving the course to two students at once, on loopback only, each in their own
 folder, isolated from each other, idle culling on; and its bad input."""
 from __future__ import annotations
@@ -28,7 +28,7 @@ PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22"}
 # ------------------------------------------------------------------ bad input: one line each
 def _hub_cli(*args, timeout=60):
     return subprocess.run([sys.executable, HUB, *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          encoding="utf-8", timeout=timeout)
 
 
 @pytest.mark.parametrize("bind_host", ["127.0.0.1", "0.0.0.0"])
@@ -41,7 +41,7 @@ def test_busy_port_gives_one_line(bind_host, tmp_path):
     assert r.returncode == 1, r
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and f"Port {port}" in lines[0] and "busy" in lines[0], r.stderr
-    assert f"HUB_PORT={port + 1}" in lines[0]
+    assert f"--port {port + 1}" in lines[0]
     assert not (tmp_path / "rt").exists(), "nothing is written before the inputs are checked"
 
 
@@ -61,7 +61,7 @@ def test_bad_class_list_gives_one_line(args, expected, tmp_path):
 def test_roster_file_read(tmp_path):
     import hub
     roster = tmp_path / "roster.txt"
-    roster.write_text("# class of 2027\nalice\nbob   # late\n\ncarol\n")
+    roster.write_text("# class of 2027\nalice\nbob   # late\n\ncarol\n", encoding="utf-8")
     assert hub.read_users("dave", str(roster)) == ["alice", "bob", "carol", "dave"]
 
 
@@ -72,7 +72,7 @@ def _tiny_course(root: Path, text: str) -> Path:
     for name in ("00_start_here.ipynb", "01_next.ipynb"):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"{name} {text}")])
         nbformat.write(nb, root / "notebooks" / name)
-    (root / "assets" / "figure.svg").write_text("<svg/>")
+    (root / "assets" / "figure.svg").write_text("<svg/>", encoding="utf-8")
     return root
 
 
@@ -81,7 +81,7 @@ def test_provision_copies_then_never_overwrites_edits(tmp_path):
     home = tmp_path / "homes" / "alice"
     assert provision.provision(home, root=course) == []
     assert (home / "notebooks" / "00_start_here.ipynb").is_file()
-    assert (home / "assets" / "figure.svg").read_text() == "<svg/>"
+    assert (home / "assets" / "figure.svg").read_text(encoding="utf-8") == "<svg/>"
 
     # Trusted in the student's own notary: saved widgets render in JupyterLab.
     from nbformat.sign import NotebookNotary
@@ -100,24 +100,24 @@ def test_provision_copies_then_never_overwrites_edits(tmp_path):
                      "edits (never overwritten)",
                      "alice: notebooks/01_next.ipynb updated to the course's new version"]
     assert edited.read_bytes() == mine
-    assert "v2" in (home / "notebooks" / "01_next.ipynb").read_text()
+    assert "v2" in (home / "notebooks" / "01_next.ipynb").read_text(encoding="utf-8")
 
 
 def test_provision_keeps_a_folder_that_already_held_notebooks(tmp_path):
     course = _tiny_course(tmp_path / "course", "v1")
     home = tmp_path / "homes" / "bob"
     (home / "notebooks").mkdir(parents=True)
-    (home / "notebooks" / "00_start_here.ipynb").write_text("bob's own work")
+    (home / "notebooks" / "00_start_here.ipynb").write_text("bob's own work", encoding="utf-8")
     lines = provision.provision(home, root=course)
     assert lines == ["bob: notebooks/00_start_here.ipynb kept — it holds the student's own "
                      "edits (never overwritten)"]
-    assert (home / "notebooks" / "00_start_here.ipynb").read_text() == "bob's own work"
+    assert (home / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8") == "bob's own work"
 
 
 def test_provision_student_version_strips_solutions(tmp_path):
     home = tmp_path / "carol"
     provision.provision(home, version="student")
-    text = (home / "notebooks" / "02_attention.ipynb").read_text()
+    text = (home / "notebooks" / "02_attention.ipynb").read_text(encoding="utf-8")
     assert "### BEGIN SOLUTION" not in text and "NotImplementedError" in text
     with pytest.raises(ValueError, match="version must be one of"):
         provision.provision(home, version="teacher")

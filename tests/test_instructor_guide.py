@@ -72,14 +72,20 @@ def test_update_rewrites_only_the_generated_blocks():
 
 
 def test_the_commands_and_files_the_guide_names_exist(guide):
-    makefile = (ROOT / "Makefile").read_text()
-    targets = set(re.findall(r"`make ([\w-]+)", guide)) | set(re.findall(r"^make ([\w-]+)", guide, re.M))
-    assert {"test", "test-fast", "pack", "html"} <= targets
-    for target in sorted(targets):
+    sys.path.insert(0, str(ROOT))
+    import course
+
+    commands = set(re.findall(r"course\.py ([\w-]+)", guide))
+    assert {"test", "pack", "html", "hub", "execute", "student"} <= commands, commands
+    for command in sorted(commands):
+        assert course.parser().parse_args([command]).command == command, command
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in sorted(set(re.findall(r"`make ([\w-]+)", guide))):
         assert re.search(rf"^{re.escape(target)}:", makefile, re.M), f"no Makefile target {target!r}"
     for path in set(re.findall(r"`((?:tools|benchmarks|tests|course_lib|docs)/[\w./-]+\.(?:py|md))", guide)):
         assert (ROOT / path).is_file(), f"the guide names {path}, which does not exist"
-    for path in ("environment.yml", "postBuild", "requirements.txt", "requirements-nodeps.txt"):
+    for path in ("environment.yml", "postBuild", "requirements.txt", "requirements-nodeps.txt",
+                 "requirements-instructor.txt"):
         assert path in guide and (ROOT / path).is_file()
     for module in set(re.findall(r"course_lib\.(\w+)", guide)):
         assert (ROOT / "course_lib" / f"{module}.py").is_file() or (ROOT / "course_lib" / module).is_dir(), module

@@ -1,43 +1,169 @@
-"""The set-up commands: old Python refused in one line, second run installs nothing."""
+"""course.py, the set-up and launch program: the same on Windows, macOS and Linux.
+
+What can be checked here without those systems: the interpreter path comes from
+sysconfig (a real venv is made and run), the commands it would run on each system
+(PyTorch's CPU index on Linux only, overridable), a second set-up installs nothing,
+an old Python and the hub elsewhere than Linux get one line, and the README, the
+Makefile and CI run the same commands.
+"""
+import os
+import re
 import subprocess
 import sys
+import venv
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import course  # noqa: E402
 
 FAKE_OLD_PYTHON = (
     "import sys, runpy; sys.version_info = (3, 8, 10, 'final', 0); "
-    "runpy.run_path('tools/check_python.py')")
+    "sys.argv = ['course.py', 'lab']; runpy.run_path('course.py', run_name='__main__')")
+
+
+def _text(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
 
 
 def test_an_old_python_stops_with_one_line():
     out = subprocess.run([sys.executable, "-c", FAKE_OLD_PYTHON], cwd=ROOT,
-                         capture_output=True, text=True, timeout=30)
+                         capture_output=True, timeout=60)
     assert out.returncode == 1
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "needs Python >= 3.10" in lines[0] and "3.8" in lines[0]
+    lines = out.stderr.decode("utf-8").strip().splitlines()
+    assert len(lines) == 1 and "needs Python >= 3.10" in lines[0] and "3.8" in lines[0], lines
+    assert "course.py lab" in lines[0]
 
 
 def test_this_python_is_accepted():
-    out = subprocess.run([sys.executable, "tools/check_python.py"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0 and out.stderr == ""
+    course.check_python()
 
 
-@pytest.mark.skipif(not (ROOT / ".venv" / ".course-installed").exists(),
-                    reason="set-up was not done with `make setup` here")
-def test_second_setup_has_nothing_to_do():
-    # `make -q` exits 0 only if the target is up to date: no pip, no kernel install.
-    out = subprocess.run(["make", "-q", "setup"], cwd=ROOT, capture_output=True, timeout=30)
-    assert out.returncode == 0
+def test_the_venv_interpreter_is_found_with_sysconfig(tmp_path):
+    env_dir = tmp_path / "env with space"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = course.venv_python(env_dir)
+    assert python.is_file(), f"{python} does not exist; the venv has {sorted(os.listdir(env_dir))}"
+    out = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"],
+                         capture_output=True, timeout=60)
+    assert Path(out.stdout.decode().strip()) == env_dir
 
 
-def test_makefile_runs_the_documented_commands():
-    makefile = (ROOT / "Makefile").read_text()
-    readme = (ROOT / "README.md").read_text()
-    for target in ("lab", "test", "test-fast", "execute", "student"):
-        assert f"\n{target}:" in makefile, f"README mentions make {target}, Makefile lacks it"
-        assert f"make {target}" in readme
-    assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+def test_venv_python_names_the_layout_of_each_system():
+    if os.name == "nt":
+        assert course.venv_python(Path("C:/x")).parts[-2:] == ("Scripts", "python.exe")
+    else:
+        assert course.venv_python(Path("/x")) == Path("/x/bin/python")
+
+
+@pytest.mark.parametrize("system, choice, environ, expected", [
+    ("Linux", None, {}, course.TORCH_CPU_INDEX),
+    ("Darwin", None, {}, ""),
+    ("Windows", None, {}, ""),
+    ("Linux", None, {"COURSE_TORCH_INDEX": "pypi"}, ""),
+    ("Linux", None, {"COURSE_TORCH_INDEX": "https://mirror.example/whl/cpu"},
+     "https://mirror.example/whl/cpu"),
+    ("Linux", "pypi", {"COURSE_TORCH_INDEX": "https://mirror.example/whl/cpu"}, ""),
+    ("Windows", "https://download.pytorch.org/whl/cu128", {},
+     "https://download.pytorch.org/whl/cu128"),
+])
+def test_torch_comes_from_the_cpu_index_on_linux_unless_chosen(system, choice, environ, expected):
+    assert course.torch_index(choice, system=system, environ=environ) == expected
+
+
+def test_linux_installs_the_pinned_torch_from_the_cpu_index_first():
+    commands = course.install_commands("PY", course.LEARNER, course.TORCH_CPU_INDEX)
+    pip = ["PY", "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    assert commands[0] == pip + ["--no-deps", "torch==2.13.0", "--index-url", course.TORCH_CPU_INDEX]
+    assert commands[1] == pip + ["-r", str(ROOT / "requirements.txt")]
+    assert commands[2] == pip + ["--no-deps", "-r", str(ROOT / "requirements-nodeps.txt")]
+    assert commands[3] == pip + ["--no-deps", "-e", str(ROOT)]
+    assert commands[4][1:5] == ["-m", "ipykernel", "install", "--sys-prefix"]
+    assert len(commands) == 5
+    flat = [" ".join(c) for c in commands]
+    assert not any("requirements-instructor" in c for c in flat), "the learner gets the tools"
+
+
+def test_pypi_wheels_and_an_installed_torch_skip_the_index():
+    for index, installed in (("", None), (course.TORCH_CPU_INDEX, "2.13.0+cpu"),
+                             (course.TORCH_CPU_INDEX, "2.13.0")):
+        commands = course.install_commands("PY", course.LEARNER, index, installed)
+        assert not any("--index-url" in c for c in commands), (index, installed)
+        assert not any(a.startswith("torch==") for c in commands for a in c)
+    # Another release installed: the pinned one is installed over it.
+    commands = course.install_commands("PY", course.LEARNER, course.TORCH_CPU_INDEX, "2.9.1+cpu")
+    assert "torch==2.13.0" in commands[0]
+
+
+def test_the_instructor_environment_adds_its_tools():
+    commands = course.install_commands("PY", course.INSTRUCTOR, "")
+    reqs = [c[-1] for c in commands if c[-2] == "-r"]
+    assert reqs == [str(ROOT / "requirements.txt"), str(ROOT / "requirements-instructor.txt"),
+                    str(ROOT / "requirements-nodeps.txt")]
+
+
+def _pins(name: str) -> set[str]:
+    return {line.split("#")[0].split("==")[0].strip().lower()
+            for line in _text(name).splitlines() if line.split("#")[0].strip()}
+
+
+def test_the_learner_environment_holds_no_instructor_tool():
+    tools = {"jupyterhub", "nbgrader", "jupyter-repo2docker", "playwright", "pytest", "nbval",
+             "configurable-http-proxy", "pytest-timeout"}
+    assert not tools & _pins("requirements.txt")
+    assert tools <= _pins("requirements-instructor.txt")
+
+
+def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
+    env_dir = tmp_path / ".venv"
+    monkeypatch.setitem(course.ENVIRONMENTS, course.LEARNER, (str(env_dir), ["requirements.txt"]))
+    monkeypatch.setattr(course, "ROOT", ROOT)
+    python = course.venv_python(env_dir)
+    python.parent.mkdir(parents=True)
+    python.write_bytes(b"")
+    ran = []
+    monkeypatch.setattr(course, "run", lambda command, **kw: ran.append(command) or 0)
+    monkeypatch.setattr(course, "installed_version", lambda python, package: None)
+    monkeypatch.setattr(course.venv, "EnvBuilder", lambda **kw: pytest.fail("made a venv again"))
+    course.ensure_environment(course.LEARNER, course.TORCH_CPU_INDEX)
+    assert len(ran) == 5, ran                      # first time: torch, -r, data, -e, kernel
+    ran.clear()
+    course.ensure_environment(course.LEARNER, course.TORCH_CPU_INDEX)
+    assert ran == [], "a second set-up ran " + repr(ran)
+    # Another torch index, or a changed requirements file, installs again.
+    course.ensure_environment(course.LEARNER, "")
+    assert len(ran) == 4, ran
+
+
+def test_the_hub_refuses_other_systems_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(course.platform, "system", lambda: "Windows")
+    monkeypatch.setattr(course, "ensure_environment", lambda *a: pytest.fail("set up anyway"))
+    assert course.main(["hub", "--users", "alice"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Linux only" in err[0] and "Windows" in err[0], err
+
+
+def test_every_test_pass_is_in_the_test_command():
+    args = course.parser().parse_args(["test"])
+    passes = course.pytest_passes(args)
+    envs = [extra for _, extra, _ in passes]
+    assert envs[0] == {}
+    assert course.OTHER_MACHINE in envs and course.NON_UTF8 in envs
+    assert course.NON_UTF8 == {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    fast = course.pytest_passes(course.parser().parse_args(["test", "--fast"]))
+    assert fast == [("library and checker tests", {}, ["-m", "not slow and not browser"])]
+
+
+def test_readme_makefile_and_ci_run_the_same_commands():
+    readme, makefile, ci = _text("README.md"), _text("Makefile"), _text(".ci/run")
+    for command in ("lab", "test"):
+        assert f"python3 course.py {command}" in readme and f"py course.py {command}" in readme
+    assert ci.strip().splitlines()[-1] == "python3 course.py test", "CI must run the README's command"
+    # Every make target is a thin alias: one line that runs course.py.
+    recipes = re.findall(r"^[\w-]+:\n\t(.*)$", makefile, re.M)
+    assert len(recipes) >= 9 and all(r.startswith("$(PY) course.py ") for r in recipes), recipes
+    for recipe in recipes:
+        assert course.parser().parse_args([recipe.split()[2]]).command == recipe.split()[2], recipe
+    assert '"make"' not in _text("course.py"), "course.py must not need make"

@@ -1,13 +1,14 @@
 """Start JupyterLab for the course on 127.0.0.1, at lesson 00.
 
-Used by `make lab` (and by the browser test, so the test starts the server
-exactly the way a learner does). Checks the port first so a busy port gives one
-line instead of a page of Tornado traceback.
+Run by `python course.py lab` in the learner's environment (and so by the browser
+test, which starts the server exactly the way a learner does). Checks the port
+first so a busy port gives one line instead of a page of Tornado traceback.
 """
 import argparse
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,10 +36,10 @@ def install_settings_overrides(prefix: Path = Path(sys.prefix)) -> Path:
     """Write JupyterLab's overrides.json into this environment (idempotent)."""
     path = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    current = json.loads(path.read_text()) if path.exists() else {}
+    current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     merged = {**current, **SETTINGS_OVERRIDES}
     if merged != current:
-        path.write_text(json.dumps(merged, indent=2))
+        path.write_text(json.dumps(merged, indent=2), encoding="utf-8")
     return path
 
 
@@ -89,12 +90,14 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not port_is_free(args.port):
         print(f"Port {args.port} on 127.0.0.1 is busy (another JupyterLab?). "
-              f"Stop it, or choose another port: make lab PORT={args.port + 1}", file=sys.stderr)
+              f"Stop it, or choose another port: python course.py lab --port {args.port + 1}", file=sys.stderr)
         return 1
     install_settings_overrides()
     trust_lessons()
     cmd = lab_command(args.port, args.token, open_browser=not args.no_browser)
     os.chdir(ROOT)
+    if os.name == "nt":            # Windows has no exec: wait for Jupyter instead
+        return subprocess.call(cmd)
     os.execv(cmd[0], cmd)          # replace this process: Ctrl-C goes straight to Jupyter
 
 

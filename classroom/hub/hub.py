@@ -1,4 +1,4 @@
-"""Start a JupyterHub that serves the course to a class (`make hub`).
+"""Start a JupyterHub that serves the course to a class (`python course.py hub`).
 
     python classroom/hub/hub.py --users alice,bob,carol [--port 8000]
     python classroom/hub/hub.py --roster roster.txt --admin teacher
@@ -17,6 +17,9 @@ import secrets
 import socket
 import sys
 from pathlib import Path
+
+from course_lib.console import utf8_output
+
 
 HERE = Path(__file__).resolve().parent
 RUNTIME = HERE / "runtime"
@@ -53,11 +56,11 @@ def read_users(users: str | None, roster: str | None) -> list[str]:
         path = Path(roster)
         if not path.is_file():
             raise HubConfigError(f"roster file {path} not found (expected one user name a line)")
-        names += [ln.split("#")[0].strip() for ln in path.read_text().splitlines()]
+        names += [ln.split("#")[0].strip() for ln in path.read_text(encoding="utf-8").splitlines()]
     names = [n for n in names if n]
     if not names:
         raise HubConfigError("no students given: use --users alice,bob or --roster FILE "
-                             "(make hub HUB_USERS=alice,bob)")
+                             "(python course.py hub --users alice,bob)")
     bad = [n for n in names if not _NAME.match(n)]
     if bad:
         raise HubConfigError(f"user names must be lowercase letters, digits, '.', '_' or '-' "
@@ -74,7 +77,7 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
     if not port_is_free(args.port, args.ip):
         raise HubConfigError(
             f"Port {args.port} on {args.ip} is busy (another hub or JupyterLab?). "
-            f"Stop it, or choose another port: make hub HUB_PORT={args.port + 1}")
+            f"Stop it, or choose another port: python course.py hub --port {args.port + 1} ...")
     if args.cull_timeout < 60:
         raise HubConfigError(f"--cull-timeout is in seconds and must be at least 60, "
                              f"got {args.cull_timeout}")
@@ -92,6 +95,8 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
         "COURSE_HUB_CULL_TIMEOUT": str(args.cull_timeout),
         # The hub makes the proxy's token itself when unset, with a warning; say it here.
         "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(32),
+        # The hub logs provisioning lines with "—": UTF-8 whatever the server's locale.
+        "PYTHONUTF8": "1",
     }
     return env
 
@@ -115,12 +120,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    utf8_output()                # its messages hold "—": any console, any locale
     args = parser().parse_args(argv)
     runtime = Path(args.runtime).resolve()
     try:
         env = hub_environment(args, runtime)
     except HubConfigError as e:
-        print(f"make hub: {e}", file=sys.stderr)
+        print(f"course.py hub: {e}", file=sys.stderr)
         return 1
     runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.environ.update(env)

