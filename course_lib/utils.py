@@ -2,10 +2,11 @@
 
 import os
 import random
+import sys
 
 import torch
 
-__all__ = ["seed_everything", "pick_device", "set_threads", "equal_up_to"]
+__all__ = ["seed_everything", "pick_device", "set_threads", "equal_up_to", "peak_memory_mb"]
 
 
 def seed_everything(seed=0):
@@ -84,3 +85,18 @@ def equal_up_to(a, b, tol=1e-5, what="float32 rounding"):
         raise ValueError(f"tol must be > 0, got {tol}")
     diff = (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
     return f"equal up to {what} (max |Δ| < {tol:.0e}): {diff < tol}"
+
+
+def peak_memory_mb():
+    """The most memory this process has held so far (peak resident set), in MB.
+
+    Linux and macOS report it through `resource` (KiB on Linux, bytes on macOS);
+    Windows has no `resource` module, and reports the peak working set through psutil.
+    """
+    try:
+        import resource
+    except ImportError:                     # Windows
+        import psutil
+        return psutil.Process().memory_info().peak_wset / 1e6
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6

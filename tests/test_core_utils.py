@@ -1,4 +1,4 @@
-"""seed_everything, pick_device, set_threads."""
+"""seed_everything, pick_device, set_threads, peak_memory_mb."""
 
 import random
 
@@ -47,3 +47,37 @@ def test_equal_up_to_prints_a_fact_not_the_noise():
         equal_up_to(a, torch.ones(3))
     with pytest.raises(ValueError, match="tol must be > 0"):
         equal_up_to(a, a, tol=0)
+
+
+def test_peak_memory_is_at_least_what_the_process_holds_now():
+    import psutil
+
+    from course_lib.utils import peak_memory_mb
+
+    held = torch.ones(50_000_000, dtype=torch.uint8)        # 50 MB, touched
+    now = psutil.Process().memory_info().rss / 1e6
+    peak = peak_memory_mb()
+    assert now * 0.98 <= peak < 100_000, (now, peak)
+    del held
+
+
+def test_peak_memory_without_resource_uses_psutil_peak_working_set(monkeypatch):
+    """Windows has no `resource`: the psutil branch is taken (simulated here)."""
+    import builtins
+    from types import SimpleNamespace
+
+    import psutil
+
+    from course_lib.utils import peak_memory_mb
+
+    real_import = builtins.__import__
+
+    def no_resource(name, *args, **kwargs):
+        if name == "resource":
+            raise ImportError("No module named 'resource'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_resource)
+    monkeypatch.setattr(psutil.Process, "memory_info",
+                        lambda self: SimpleNamespace(rss=1, peak_wset=1_234_000_000))
+    assert peak_memory_mb() == 1234.0

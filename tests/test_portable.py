@@ -9,6 +9,7 @@ from one CPU. So (see README, Tests):
   excluded from the comparison, and the lesson's claim about them sits in a cell tagged
   `claim` — silent when the claim holds, failing when it breaks (shown here on purpose).
 """
+import ast
 import configparser
 import re
 from pathlib import Path
@@ -54,7 +55,7 @@ def _texts(cell):
 
 def _sanitizers():
     parser = configparser.ConfigParser(interpolation=None)
-    parser.read(SANITIZE)
+    parser.read(SANITIZE, encoding="utf-8")
     return [(re.compile(parser[s]["regex"]), parser[s].get("replace", "")) for s in parser.sections()]
 
 
@@ -96,6 +97,28 @@ def test_claim_cells_are_silent_and_compared(lesson):
             assert _is_compared(cell), f"{lesson.name} cell {i}: a claim cell must not be ignored by nbval"
             assert not cell.get("outputs"), f"{lesson.name} cell {i}: a claim cell printed {cell.outputs}"
             assert "assert " in cell.source, f"{lesson.name} cell {i}: a claim cell checks nothing"
+
+
+def asserts_without_message(source: str) -> list[int]:
+    """Line numbers of `assert`s in `source` that carry no message."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Assert) and node.msg is None]
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_claim_assert_says_what_was_measured(lesson):
+    """A claim that fails on someone's machine must say what did not hold, with the numbers."""
+    nb = nbformat.read(lesson, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if "claim" in cell.metadata.get("tags", []):
+            bare = asserts_without_message(cell.source)
+            assert not bare, (f"{lesson.name} cell {i}: assert on line(s) {bare} has no message; "
+                              "write `assert claim, f\"what should hold: measured ...\"`")
+
+
+def test_a_bare_claim_assert_is_found():
+    assert asserts_without_message("assert a > 3 * b\nassert c, 'msg'\nassert (d and\n  e)\n") == [1, 3]
+    assert asserts_without_message("assert x < 1, (f'x was {x}')") == []
 
 
 def _claim_cell(stem, marker):
