@@ -31,6 +31,7 @@ import time
 import torch
 from torch import nn
 
+from course_lib.console import utf8_output
 from course_lib.nn.models import DecoderOnlyLM
 from course_lib.data.shakespeare import CharVocab, get_batch, load_text, train_val_split
 from course_lib.nn.torch_compat import copy_from_torch
@@ -83,6 +84,7 @@ def make_optimizer(model, args):
 
 
 def main(argv=None):
+    utf8_output()                # UTF-8 output whatever the console's locale
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--iters", type=int, default=2000)
     p.add_argument("--threads", type=int, default=1)

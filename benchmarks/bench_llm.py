@@ -24,6 +24,7 @@ import time
 
 import torch
 
+from course_lib.console import utf8_output
 from course_lib.nn.generation import generate
 from course_lib.nn.llama import load_gguf, load_tokenizer, reference_sharing_weights
 from course_lib.utils import set_threads
@@ -38,6 +39,7 @@ def _timed(fn):
 
 
 def main(argv=None):
+    utf8_output()                # UTF-8 output whatever the console's locale
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--new-tokens", type=int, default=128)
     p.add_argument("--cache-tokens", type=int, default=256)

@@ -20,6 +20,7 @@ import time
 import torch
 from torch import nn
 
+from course_lib.console import utf8_output
 from course_lib.nn.attention import causal_mask
 from course_lib.nn.layers import MultiHeadAttention
 from course_lib.nn.models import Decoder, Encoder
@@ -88,6 +89,7 @@ def transformer_steps(batch, n, d_model, h, d_ff, layers=2):
 
 
 def main():
+    utf8_output()                # UTF-8 output whatever the console's locale
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: steady timings on a busy machine)")
     parser.add_argument("--repeats", type=int, default=10, help="timed runs per module (median is reported)")

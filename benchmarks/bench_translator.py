@@ -26,6 +26,7 @@ import time
 import numpy as np
 import torch
 
+from course_lib.console import utf8_output
 from course_lib.nn.decoding import greedy_decode
 from course_lib.data.translation import NumberTranslationData, Vocab, shift_targets
 from course_lib.experiments.translator import TrainState, TranslatorConfig, train_translator
@@ -103,6 +104,7 @@ def fmt_hit(hit):
 
 
 def main(argv=None):
+    utf8_output()                # UTF-8 output whatever the console's locale
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--threads", default="1,2", help="comma-separated thread counts to try")
     p.add_argument("--tasks", default="numbers,copy,reverse")

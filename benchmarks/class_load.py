@@ -25,6 +25,8 @@ from pathlib import Path
 
 import psutil
 
+from course_lib.console import utf8_output
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "classroom" / "hub"))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -146,6 +148,7 @@ def sweep(lesson: str, ns, browsers: int, budget_s: float, timeout_s: float, max
 
 
 def main(argv=None) -> int:
+    utf8_output()                # UTF-8 output whatever the console's locale
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lesson", action="append", help="two-digit lesson number (repeatable)")
     p.add_argument("--n", default="1,2,4,8,16,32", help="class sizes to try, in order")
@@ -171,7 +174,7 @@ def main(argv=None) -> int:
         args.out.write_text(json.dumps({
             "command": "benchmarks/class_load.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "cores": os.cpu_count(), "memory_gb": round(psutil.virtual_memory().total / 2**30),
-            "rows": allrows, "largest_n": summary}, indent=1))
+            "rows": allrows, "largest_n": summary}, indent=1), encoding="utf-8")
     return 0
 
 

@@ -15,6 +15,8 @@ import nbformat
 import psutil
 from nbclient import NotebookClient
 
+from course_lib.console import utf8_output
+
 ROOT = Path(__file__).resolve().parent.parent
 LESSON_BUDGET_S, TOTAL_BUDGET_S, RSS_BUDGET_MB = 120, 600, 2048
 
@@ -50,6 +52,7 @@ def run(path: Path) -> tuple[float, float]:
 
 
 def main(argv=None) -> int:
+    utf8_output()                # UTF-8 output whatever the console's locale
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("notebooks", nargs="*", type=Path)
     args = p.parse_args(argv)

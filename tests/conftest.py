@@ -18,7 +18,7 @@ GUARD_DIR = Path(__file__).resolve().parent / "netguard"
 GUARD_LOG = ARTIFACTS / "network-guard.log"
 
 ARTIFACTS.mkdir(exist_ok=True)
-GUARD_LOG.write_text("")
+GUARD_LOG.write_text("", encoding="utf-8")
 os.environ["COURSE_NETGUARD_LOG"] = str(GUARD_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(GUARD_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -51,7 +51,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if call.when != "call":
         return
-    with open(GUARD_LOG) as f:
+    with open(GUARD_LOG, encoding="utf-8") as f:
         f.seek(getattr(item, "_guard_pos", 0))
         new = f.read()
     if new.strip() and not item.get_closest_marker("allow_network_attempt"):

@@ -154,7 +154,7 @@ def test_views_draw_their_svg_in_chromium_with_the_network_off(tmp_path):
     }
     # Two views in one page must not interfere (a notebook shows several).
     both = tmp_path / "two_views.html"
-    both.write_text(f"<html><body>{views['head'].data}{views['model'].data}</body></html>")
+    both.write_text(f"<html><body>{views['head'].data}{views['model'].data}</body></html>", encoding="utf-8")
 
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

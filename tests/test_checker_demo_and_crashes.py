@@ -42,7 +42,7 @@ def test_the_lesson_checkers_honour_demo(progress_file, capsys):
         check_cross_attention(lambda *a: a[0])
     assert "cross_attention" in capsys.readouterr().out and not progress_file.exists()
     check_cross_attention(lambda *a: a[0])           # outside the block: recorded again
-    assert json.loads(progress_file.read_text())["cross_attention"]["attempts"] == 1
+    assert json.loads(progress_file.read_text(encoding="utf-8"))["cross_attention"]["attempts"] == 1
 
 
 def test_demo_is_restored_after_an_error(progress_file):

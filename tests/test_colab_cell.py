@@ -71,28 +71,28 @@ if os.environ.get("FAKE_COLAB"):
     colab.output = types.SimpleNamespace(enable_custom_widget_manager=lambda: calls.append(["widgets"]))
     google.colab = colab
     sys.modules["google"], sys.modules["google.colab"] = google, colab
-src = open(sys.argv[1]).read()
+src = open(sys.argv[1], encoding="utf-8").read()
 env = {"__name__": "__main__"}
 before = set(sys.modules)
 try:
     exec(compile(src, "colab-cell", "exec"), env)
 finally:
-    with open(sys.argv[2], "w") as f:
+    with open(sys.argv[2], "w", encoding="utf-8") as f:
         json.dump({"calls": calls, "cwd": os.getcwd(), "names": sorted(k for k in env if not k.startswith("__")),
                    "pip_imported": any(m.startswith("pip") for m in set(sys.modules) - before)}, f)
 """
 
 
 def _run_cell(tmp_path, source, colab=False):
-    (tmp_path / "cell.py").write_text(source)
-    (tmp_path / "harness.py").write_text(_HARNESS)
+    (tmp_path / "cell.py").write_text(source, encoding="utf-8")
+    (tmp_path / "harness.py").write_text(_HARNESS, encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     if colab:
         env["FAKE_COLAB"] = "1"
     r = subprocess.run([sys.executable, "-I", str(tmp_path / "harness.py"), str(tmp_path / "cell.py"),
-                        str(tmp_path / "facts.json")], capture_output=True, text=True, cwd=tmp_path,
-                       env=env, timeout=60)
-    return r, json.loads((tmp_path / "facts.json").read_text())
+                        str(tmp_path / "facts.json")], capture_output=True, text=True, encoding="utf-8",
+                       errors="replace", cwd=tmp_path, env=env, timeout=60)
+    return r, json.loads((tmp_path / "facts.json").read_text(encoding="utf-8"))
 
 
 def test_outside_colab_the_cell_does_nothing(tmp_path):
@@ -143,7 +143,7 @@ def test_install_keeps_what_colab_has_and_pins_what_it_lacks():
                                   "ipykernel", "nbformat")}
     commands = colab_cell.plan_install(ROOT, colab_has)
     missing, nodeps, course = commands
-    pins = dict(colab_cell._pins((ROOT / "requirements.txt").read_text()))
+    pins = dict(colab_cell._pins((ROOT / "requirements.txt").read_text(encoding="utf-8")))
     wanted = {f"{n}=={v}" for n, v in pins.items()
               if colab_cell._normalise(n) not in colab_has | {t: "" for t in colab_cell.TOOLING}}
     assert set(missing[missing.index("--disable-pip-version-check") + 1:]) == wanted
@@ -154,7 +154,8 @@ def test_install_keeps_what_colab_has_and_pins_what_it_lacks():
 
 
 def test_install_with_everything_present_installs_only_data_and_course():
-    everything = {colab_cell._normalise(n): "x" for n, _ in colab_cell._pins((ROOT / "requirements.txt").read_text())}
+    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    everything = {colab_cell._normalise(n): "x" for n, _ in colab_cell._pins(requirements)}
     assert len(colab_cell.plan_install(ROOT, everything)) == 2
 
 
@@ -206,18 +207,18 @@ def test_check_mode_writes_nothing_and_fails_when_out_of_date(tmp_path):
     path = _lesson_copy(tmp_path)
     data = path.read_bytes()
     r = subprocess.run([sys.executable, str(TOOL), "--check", str(path)], capture_output=True, text=True,
-                       timeout=60)
+                       encoding="utf-8", timeout=60)
     assert r.returncode == 1 and "out of date" in r.stdout and path.read_bytes() == data
     subprocess.run([sys.executable, str(TOOL), str(path)], check=True, capture_output=True, timeout=60)
     r = subprocess.run([sys.executable, str(TOOL), "--check", str(path)], capture_output=True, text=True,
-                       timeout=60)
+                       encoding="utf-8", timeout=60)
     assert r.returncode == 0, r.stdout
 
 
 def test_not_a_notebook_is_refused(tmp_path):
-    (tmp_path / "x.txt").write_text("hi")
+    (tmp_path / "x.txt").write_text("hi", encoding="utf-8")
     r = subprocess.run([sys.executable, str(TOOL), str(tmp_path / "x.txt")], capture_output=True, text=True,
-                       timeout=60)
+                       encoding="utf-8", timeout=60)
     assert r.returncode == 1 and "not a notebook" in r.stderr
 
 

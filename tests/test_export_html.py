@@ -79,7 +79,7 @@ def test_lesson00_page_loads_nothing_from_the_network(exported):
     assert '<script src="mathjax/MathJax.js?config=' in text
     assert (out / "mathjax" / "MathJax.js").is_file()
     assert (out / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").is_dir()
-    assert (out / "index.html").is_file() and page.name in (out / "index.html").read_text()
+    assert (out / "index.html").is_file() and page.name in (out / "index.html").read_text(encoding="utf-8")
 
 
 def test_figures_are_embedded_and_widgets_become_their_saved_view(exported):
@@ -101,7 +101,7 @@ def test_links_between_lessons_point_at_the_exported_pages(tmp_path):
     nbformat.write(nb, a)
     nbformat.write(nbformat.v4.new_notebook(), b)
     export_html.export([a, b], tmp_path / "out")
-    text = (tmp_path / "out" / "00_a.html").read_text()
+    text = (tmp_path / "out" / "00_a.html").read_text(encoding="utf-8")
     assert 'href="01_b.html"' in text and 'href="01_b.html#sec"' in text
     assert 'href="99_z.ipynb"' in text          # not exported: left alone
     assert 'href="https://example.org/x.ipynb"' in text
@@ -109,13 +109,14 @@ def test_links_between_lessons_point_at_the_exported_pages(tmp_path):
 
 def test_images_beside_the_lessons_are_embedded_and_a_missing_one_is_an_error(tmp_path):
     (tmp_path / "assets").mkdir()
-    (tmp_path / "assets" / "d.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>')
+    (tmp_path / "assets" / "d.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>',
+                                               encoding="utf-8")
     (tmp_path / "nb").mkdir()
     good = tmp_path / "nb" / "00_a.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
         "# A\n![diagram](../assets/d.svg)\n<img src=\"../assets/d.svg\" width=\"50\">")]), good)
     export_html.export([good], tmp_path / "out")
-    text = (tmp_path / "out" / "00_a.html").read_text()
+    text = (tmp_path / "out" / "00_a.html").read_text(encoding="utf-8")
     assert text.count('src="data:image/svg+xml;base64,') == 2 and "../assets" not in text
     bad = tmp_path / "nb" / "01_b.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
@@ -131,7 +132,8 @@ def test_the_colab_setup_cell_is_left_out(tmp_path):
     path = tmp_path / LESSON00.name
     nbformat.write(nb, path)
     export_html.export([path], tmp_path / "out")
-    assert "COLAB-ONLY-MARKER" not in (tmp_path / "out" / LESSON00.with_suffix(".html").name).read_text()
+    page = tmp_path / "out" / LESSON00.with_suffix(".html").name
+    assert "COLAB-ONLY-MARKER" not in page.read_text(encoding="utf-8")
 
 
 def test_the_index_lists_every_page_in_the_folder(tmp_path):
@@ -140,13 +142,13 @@ def test_the_index_lists_every_page_in_the_folder(tmp_path):
                        tmp_path / f"{name}.ipynb")
     export_html.export([tmp_path / "00_a.ipynb"], tmp_path / "out")
     export_html.export([tmp_path / "01_b.ipynb"], tmp_path / "out")    # one at a time
-    index = (tmp_path / "out" / "index.html").read_text()
+    index = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert '<a href="00_a.html">Lesson 00_a</a>' in index and '<a href="01_b.html">Lesson 01_b</a>' in index
 
 
 def test_hide_solutions_keeps_outputs_but_not_the_solution(tmp_path):
     export_html.export([LESSON00], tmp_path, hide_solutions=True)
-    text = (tmp_path / LESSON00.with_suffix(".html").name).read_text()
+    text = (tmp_path / LESSON00.with_suffix(".html").name).read_text(encoding="utf-8")
     nb = nbformat.read(LESSON00, as_version=4)
     in_prose = sum(c.source.count("BEGIN SOLUTION") for c in nb.cells if c.cell_type == "markdown")
     assert any("BEGIN SOLUTION" in c.source for c in nb.cells if c.cell_type == "code")
@@ -204,11 +206,11 @@ def test_plain_links_and_css_comments_are_not_resources():
 
 @pytest.mark.parametrize("name", ["notes.txt", "missing.ipynb", "broken.ipynb"])
 def test_bad_input_one_line_and_nothing_written(tmp_path, name):
-    (tmp_path / "notes.txt").write_text("not a notebook")
-    (tmp_path / "broken.ipynb").write_text("{ this is not json")
+    (tmp_path / "notes.txt").write_text("not a notebook", encoding="utf-8")
+    (tmp_path / "broken.ipynb").write_text("{ this is not json", encoding="utf-8")
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, str(TOOL), str(LESSON00), str(tmp_path / name), "--out", str(out)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert r.returncode == 1
     assert len(r.stderr.strip().splitlines()) == 1 and name in r.stderr, r.stderr
     assert not out.exists()

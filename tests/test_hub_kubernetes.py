@@ -17,12 +17,12 @@ K8S = ROOT / "classroom" / "kubernetes"
 
 @pytest.fixture(scope="module")
 def values():
-    return yaml.safe_load((K8S / "values.yaml").read_text())
+    return yaml.safe_load((K8S / "values.yaml").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
 def measured():
-    return json.loads((K8S / "class_load_measured.json").read_text())
+    return json.loads((K8S / "class_load_measured.json").read_text(encoding="utf-8"))
 
 
 def _gb(quantity: str) -> float:
@@ -41,7 +41,7 @@ def test_values_parse_and_have_the_keys_the_chart_reads(values):
 
 
 def test_culling_matches_the_one_machine_hub(values):
-    hub_config = (ROOT / "classroom" / "hub" / "hub.py").read_text()
+    hub_config = (ROOT / "classroom" / "hub" / "hub.py").read_text(encoding="utf-8")
     default = int(re.search(r'"--cull-timeout", type=int, default=(\d+)', hub_config).group(1))
     assert values["cull"]["enabled"] is True
     assert values["cull"]["timeout"] == default

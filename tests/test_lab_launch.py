@@ -24,12 +24,12 @@ def _fake_jupyterlab(tmp_path):
     PYTHONPATH, it shows whether lab.py went on to exec `python -m jupyterlab`."""
     pkg = tmp_path / "fake" / "jupyterlab"
     pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
     marker = tmp_path / "jupyter-started"
     (pkg / "__main__.py").write_text(textwrap.dedent(f"""
         import json, sys
-        open({str(marker)!r}, "w").write(json.dumps(sys.argv[1:]))
-    """))
+        open({str(marker)!r}, "w", encoding="utf-8").write(json.dumps(sys.argv[1:]))
+    """), encoding="utf-8")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "fake")] +
                                         [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
@@ -45,7 +45,7 @@ def test_busy_port_gives_one_line_and_exit_1(tmp_path, bind_host):
         port = busy.getsockname()[1]
         t0 = time.monotonic()
         r = subprocess.run([sys.executable, LAB, "--port", str(port), "--no-browser"],
-                           capture_output=True, text=True, env=env, timeout=60)
+                           capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
         elapsed = time.monotonic() - t0
     assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
     assert r.stdout == ""
@@ -62,9 +62,9 @@ def test_free_port_execs_jupyterlab_on_loopback(tmp_path):
     env, marker = _fake_jupyterlab(tmp_path)
     port = bs.free_port()
     r = subprocess.run([sys.executable, LAB, "--port", str(port), "--no-browser"],
-                       capture_output=True, text=True, env=env, timeout=60)
+                       capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
     assert r.returncode == 0, r.stderr
-    args = json.loads(marker.read_text())
+    args = json.loads(marker.read_text(encoding="utf-8"))
     assert "--ServerApp.ip=127.0.0.1" in args
     assert f"--ServerApp.port={port}" in args
     assert "--ServerApp.port_retries=0" in args

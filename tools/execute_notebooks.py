@@ -14,6 +14,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from course_lib.console import utf8_output
+
 KERNEL = "transformers-course"
 
 
@@ -30,6 +32,7 @@ def execute(path: Path, timeout: int = 600) -> float:
 
 
 def main(argv=None) -> int:
+    utf8_output()                # a failing cell's traceback may hold any character
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("notebooks", nargs="+", type=Path)
     args = p.parse_args(argv)

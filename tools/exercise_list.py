@@ -30,6 +30,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_lib.console import utf8_output
+
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 GUIDE = ROOT / "docs" / "instructor_guide.md"
@@ -296,6 +299,7 @@ def fill(text: str, blocks: dict[str, str]) -> str:
 
 
 def main(argv=None) -> int:
+    utf8_output()                # the tables hold "★" and "—": any console, any locale
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--update", metavar="GUIDE", type=Path, help="rewrite the generated blocks of GUIDE")

@@ -44,6 +44,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.console import utf8_output
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MATHJAX_PACKAGE = "jupyter_server_mathjax"
@@ -140,13 +142,13 @@ def copy_mathjax(out: Path) -> Path:
     src = mathjax_source()
     dest = out / MATHJAX_DIR
     stamp = dest / ".copied-from"
-    if stamp.is_file() and stamp.read_text() == str(src):
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == str(src):
         return dest
     if dest.exists():
         shutil.rmtree(dest)
     # The SVG folder holds only fonts (the combined config has no SVG output jax).
     shutil.copytree(src, dest, ignore=lambda d, names: ["SVG"] if Path(d).name == "output" else [])
-    stamp.write_text(str(src))
+    stamp.write_text(str(src), encoding="utf-8")
     return dest
 
 
@@ -438,7 +440,9 @@ def export(paths, out: Path, hide_solutions=False) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    utf8_output()                # it prints "—" and file names: any console, any locale
+    ap = argparse.ArgumentParser(
+description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("notebooks", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, default=Path("build/html"), help="folder for the pages (default build/html)")
     ap.add_argument("--hide-solutions", action="store_true",

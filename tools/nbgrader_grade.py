@@ -30,6 +30,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.console import utf8_output
+
 BIN = Path(sys.executable).parent      # nbgrader calls `alembic` by name: it must be on PATH
 
 
@@ -117,9 +119,10 @@ def repair(submitted: Path, source: Path) -> list[str]:
 
 
 def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    # PYTHONUTF8=1: nbgrader reads and writes its files, and prints, in UTF-8 on any system.
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONUTF8": "1"}
     return subprocess.run([str(BIN / "nbgrader"), *args], cwd=course, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, encoding="utf-8", errors="replace")
 
 
 def scores(course: Path, assignment: str) -> list[tuple[str, float, float, list[str]]]:
@@ -180,6 +183,7 @@ def grade(course: Path, assignment: str, feedback: bool = True,
 
 
 def main(argv=None) -> int:
+    utf8_output()                # its messages hold "—": any console, any locale
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("course", type=Path)
     p.add_argument("assignment")

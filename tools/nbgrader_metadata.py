@@ -30,6 +30,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.console import utf8_output
+
 BEGIN = "### BEGIN SOLUTION"
 _DEF = re.compile(r"^(?:def|class)\s+(\w+)", re.M)
 _CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(check_\w+\(.*\))\s*$", re.M)
@@ -126,7 +128,7 @@ def process(path: Path, check_only: bool = False, points: float = 1) -> str:
     m = _LESSON.match(path.name)
     if path.suffix != ".ipynb" or not path.is_file() or not m:
         raise MetadataError(f"{path}: expected a lesson notebook named NN_name.ipynb")
-    before = path.read_text()
+    before = path.read_text(encoding="utf-8")
     nb = nbformat.reads(before, as_version=4)
     n = add_metadata(nb, m.group(1), points=points, where=path.name)
     after = nbformat.writes(nb) + "\n"
@@ -134,11 +136,12 @@ def process(path: Path, check_only: bool = False, points: float = 1) -> str:
         return f"{path.name}: up to date ({n} exercises)"
     if check_only:
         return f"{path.name}: needs nbgrader metadata ({n} exercises)"
-    path.write_text(after)
+    path.write_text(after, encoding="utf-8")
     return f"{path.name}: nbgrader metadata for {n} exercises"
 
 
 def main(argv=None) -> int:
+    utf8_output()                # lesson names and errors may hold "—": any console, any locale
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("notebooks", nargs="+", type=Path)
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a lesson "

@@ -78,7 +78,7 @@ class Hub:
 
     def log_tail(self, n: int = 4000) -> str:
         try:
-            return self.log_path.read_text(errors="replace")[-n:]
+            return self.log_path.read_text(encoding="utf-8", errors="replace")[-n:]
         except OSError:
             return ""
 

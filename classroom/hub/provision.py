@@ -71,7 +71,7 @@ def provision(home: Path, version: str = "course", root: Path = ROOT) -> list[st
         raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
     home = Path(home)
     manifest_path = home / ".course" / "manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     lines, written = [], []
     for rel, data in _course_files(Path(root), version).items():
         dest = home / rel
@@ -93,7 +93,7 @@ def provision(home: Path, version: str = "course", root: Path = ROOT) -> list[st
             written.append(dest)
     _sign(written, home)
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return lines
 
 
@@ -102,6 +102,9 @@ if __name__ == "__main__":
     # start: python /srv/repo/classroom/hub/provision.py $HOME
     import argparse
 
+    from course_lib.console import utf8_output
+
+    utf8_output()                # its lines hold "—": any console, any locale
     p = argparse.ArgumentParser(description="Copy the course into a student's folder; "
                                 "edited files are kept.")
     p.add_argument("home", type=Path)

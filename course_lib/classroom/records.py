@@ -27,7 +27,7 @@ def _load(path: Path) -> tuple[dict, str | None]:
     if not path.exists():
         return {}, None
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
             raise ValueError("unexpected structure")
         return data, None
@@ -53,7 +53,7 @@ def record(exercise: str, lesson: str, status: str) -> None:
         data[exercise] = entry
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
         tmp.replace(path)                  # atomic: a crash never leaves half a file
     except OSError:
         pass

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib.console import utf8_output
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's hidden tests (tools/nbgrader_metadata.py puts the course checker's
 # assertion there): graders see them, the student version doesn't.
@@ -136,19 +138,19 @@ def write_student_version(src: Path, dest: Path, force: bool = False) -> str:
     new = student_notebook(nbformat.read(src, as_version=4), where=src.name)
     new_text = nbformat.writes(new) + "\n"
     if dest.exists():
-        if dest.read_text() == new_text:
+        if dest.read_text(encoding="utf-8") == new_text:
             return "unchanged"
         if student_has_edited(dest):
             if not force:
                 return "kept"
             backup = dest.with_name(f"{dest.stem}.backup-{time.strftime('%Y%m%d-%H%M%S')}{dest.suffix}")
             shutil.copy2(dest, backup)
-            dest.write_text(new_text)
+            dest.write_text(new_text, encoding="utf-8")
             return f"replaced (backup: {backup.name})"
-        dest.write_text(new_text)
+        dest.write_text(new_text, encoding="utf-8")
         return "updated"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(new_text)
+    dest.write_text(new_text, encoding="utf-8")
     return "created"
 
 
@@ -204,7 +206,7 @@ def reset(student_path: Path, source: Path, exercise: str | None = None) -> str:
     fresh = student_notebook(nbformat.read(original, as_version=4), where=original.name)
     if exercise is None:
         backup = _backup(student_path)
-        student_path.write_text(nbformat.writes(fresh) + "\n")
+        student_path.write_text(nbformat.writes(fresh) + "\n", encoding="utf-8")
         return f"{student_path.name}: reset (backup: {backup.name})"
     marker = f'raise NotImplementedError("{exercise}:'
     hits = [c for c in fresh.cells if c.cell_type == "code" and marker in c.source]
@@ -223,6 +225,7 @@ def reset(student_path: Path, source: Path, exercise: str | None = None) -> str:
 
 
 def main(argv=None) -> int:
+    utf8_output()            # lessons' names and errors hold "—"
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in ("build", "pack", "reset", "-h", "--help"):
         argv.insert(0, "build")          # `python -m course_lib.classroom.student SRC DEST`

@@ -80,7 +80,7 @@ def _path(path):
 
 def load_config(path=None):
     """The model's config.json as a dict (hidden_size, num_attention_heads, ...)."""
-    return json.loads((_path(path) / "config.json").read_text())
+    return json.loads((_path(path) / "config.json").read_text(encoding="utf-8"))
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ def _is_name(host) -> bool:
 
 def _refuse(what: str):
     if _LOG:
-        with open(_LOG, "a") as f:
+        with open(_LOG, "a", encoding="utf-8") as f:
             f.write(f"pid {os.getpid()}: {what}\n")
     raise OSError(f"network access blocked by the course's test guard: {what}")
 
