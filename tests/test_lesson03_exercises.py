@@ -10,5 +10,6 @@ def test_table_trials_include_odd_and_even_d_model():
 def test_lookup_trials_include_sequences_that_do_not_start_at_zero():
     for x, P, positions in ADD_LEARNED_POSITIONS._inputs():
         assert (positions[:, 0] == 0).any() and (positions[:, 0] > 0).any()
+        assert positions[0, 0] > 0            # "the first sequence's positions for all" shows
         assert int(positions.max()) + 1 < P.shape[0]          # room for the off-by-one mistake
         assert len({x.shape[0], x.shape[1], x.shape[2]}) == 3  # no axis can be mistaken for another

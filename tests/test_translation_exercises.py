@@ -50,3 +50,9 @@ def test_the_library_greedy_decoder_stops_early_but_agrees_until_eos():
     model, src, bos, eos, n = ex.make_inputs(torch.Generator().manual_seed(0))
     assert ex.verdict(ex.reference).status == OK
     assert greedy_decode(model, bos, n, eos, src=src).shape[0] == src.shape[0]
+
+
+def test_cross_attention_trials_tell_target_from_source():
+    # n_tgt ≠ n_src: queries and keys/values swapped give another number of rows.
+    for x, memory, *_ in framework.REGISTRY["cross_attention"]._inputs():
+        assert x.shape[1] != memory.shape[1]

@@ -53,6 +53,17 @@ def _softmax_denominator_dim0(s):
     return e / e.sum(dim=0, keepdim=True)
 
 
+def _softmax_denominator_whole(s, row_max=True):
+    """e / e.sum(): one sum over every entry, so the whole tensor sums to 1, not each row."""
+    e = torch.exp(s - (s.max(dim=-1, keepdim=True).values if row_max else s.max()))
+    return e / e.sum()
+
+
+WHOLE_SUM_HINT = ("you divided by the sum of the whole tensor (`e.sum()`), so all the entries "
+                  "together sum to 1 and each row sums to less. Each row is its own distribution: "
+                  "divide by the row's sum, `e.sum(dim=-1, keepdim=True)`")
+
+
 SOFTMAX = Exercise(
     name="softmax",
     reference=softmax_reference,
@@ -73,6 +84,8 @@ SOFTMAX = Exercise(
         Mistake("the sum in the denominator runs over the wrong axis: use "
                 "`e.sum(dim=-1, keepdim=True)`, the same axis as the max",
                 _softmax_denominator_dim0),
+        Mistake(WHOLE_SUM_HINT, _softmax_denominator_whole),
+        Mistake(WHOLE_SUM_HINT, lambda s: _softmax_denominator_whole(s, row_max=False)),
     ],
     alternatives=[
         lambda s: torch.softmax(s, dim=-1),

@@ -137,7 +137,9 @@ def _lookup_inputs(gen):
     d_model = int(torch.randint(7, 10, (1,), generator=gen))
     max_len = 16
     starts = torch.randint(1, max_len - n, (batch,), generator=gen)
-    starts[0] = 0                          # one ordinary sequence, one continued elsewhere
+    # The last sequence is an ordinary one, from 0; the first is continued elsewhere, so
+    # "rows 0 … n-1 for all" and "the first sequence's positions for all" differ.
+    starts[-1] = 0
     positions = starts[:, None] + torch.arange(n)
     x = torch.randn(batch, n, d_model, generator=gen)
     P = torch.randn(max_len, d_model, generator=gen)
@@ -152,6 +154,9 @@ ADD_LEARNED_POSITIONS = Exercise(
         Mistake("you added rows 0 … n-1 to every sequence and ignored `positions`; token i "
                 "of sequence b gets row P[positions[b, i]]",
                 lambda x, P, p: x + P[: x.shape[1]]),
+        Mistake("you used the first sequence's positions (`positions[0]`) for every sequence; "
+                "each sequence has its own: index with the whole (batch, n) tensor, P[positions]",
+                lambda x, P, p: x + P[p[0]]),
         Mistake("you returned the position rows alone: add them to the token vectors, x + P[positions]",
                 lambda x, P, p: P[p]),
         Mistake("positions are 0-based: the token at position p gets row P[p], not P[p-1]",

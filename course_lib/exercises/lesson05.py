@@ -62,6 +62,13 @@ def _notes_both(x, g, b, eps):
     return c / ((c ** 2).mean(dim=-1, keepdim=True).sqrt().sqrt() + eps) * g + b
 
 
+EPS_AFTER_DIVISION_HINT = ("you added ε after the division, (x − μ) / σ + ε: that shifts every value "
+                           "by ε and leaves the division unguarded. ε goes under the square root, in "
+                           "the denominator: (x − μ) / √(σ² + ε)")
+BETA_DIVIDED_HINT = ("β ended up inside the division, so it was divided by √(σ² + ε) too; β is "
+                     "added last, after normalizing and scaling: (x − μ) / √(σ² + ε) · γ + β")
+
+
 LAYER_NORM = Exercise(
     name="layer_norm",
     reference=layer_norm_reference,
@@ -78,6 +85,14 @@ LAYER_NORM = Exercise(
                 "variance — divide by √(σ² + ε), σ² the variance", _notes_both),
         Mistake("ε belongs inside the square root: (x − μ) / √(σ² + ε), not (x − μ) / (σ + ε)",
                 lambda x, g, b, eps: (lambda c, v: c / (v.sqrt() + eps) * g + b)(*_normalize(x, -1))),
+        Mistake(EPS_AFTER_DIVISION_HINT,
+                lambda x, g, b, eps: (lambda c, v: (c / v.sqrt() + eps) * g + b)(*_normalize(x, -1))),
+        Mistake(EPS_AFTER_DIVISION_HINT,
+                lambda x, g, b, eps: (lambda c, v: c / v.sqrt() * g + b + eps)(*_normalize(x, -1))),
+        Mistake(BETA_DIVIDED_HINT,
+                lambda x, g, b, eps: (lambda c, v: (c * g + b) / torch.sqrt(v + eps))(*_normalize(x, -1))),
+        Mistake(BETA_DIVIDED_HINT,
+                lambda x, g, b, eps: (lambda c, v: (c + b) / torch.sqrt(v + eps) * g)(*_normalize(x, -1))),
         Mistake("you used the unbiased variance (divide by d − 1); LayerNorm divides by d: "
                 "x.var(dim=-1, unbiased=False), or ((x - mean)**2).mean(-1)",
                 lambda x, g, b, eps: (lambda c, v: c / torch.sqrt(v + eps) * g + b)(*_normalize(x, -1, True))),
@@ -242,6 +257,20 @@ ENCODER_BLOCK = Exercise(
         Mistake("the FFN must read the attention sublayer's result, not the block's input: "
                 "the two sublayers run one after the other",
                 _block_variant(lambda m, x: m.norm2(m.norm1(x + m.self_attn(x)) + m.ffn(x)))),
+        Mistake("neither sublayer has a residual connection: each one adds its own input back "
+                "before its norm — x = norm1(x + self_attn(x)), then x = norm2(x + ffn(x))",
+                _block_variant(lambda m, x: m.norm2(m.ffn(m.norm1(m.self_attn(x)))))),
+        Mistake("the FFN's residual adds the block's original input x; it must add the FFN's own "
+                "input, norm1's output: y = norm1(x + self_attn(x)), then norm2(y + ffn(y))",
+                _block_variant(lambda m, x: (lambda y: m.norm2(x + m.ffn(y)))(m.norm1(x + m.self_attn(x))))),
+        Mistake("the FFN's residual adds x + self_attn(x) from *before* norm1; it must add what the "
+                "FFN reads, norm1's output: y = norm1(x + self_attn(x)), then norm2(y + ffn(y))",
+                _block_variant(lambda m, x: (lambda s: m.norm2(s + m.ffn(m.norm1(s))))(x + m.self_attn(x)))),
+        Mistake("you normalized first and added the *normalized* tensor back, LN(x) + Sublayer(LN(x)); "
+                "a residual carries the sublayer's input x unchanged. And this block is post-norm: "
+                "x = LN(x + Sublayer(x)) — add first, then normalize",
+                _block_variant(lambda m, x: (lambda g: g + m.ffn(g))(
+                    m.norm2((lambda h: h + m.self_attn(h))(m.norm1(x)))))),
     ],
     alternatives=[_TwoLineBlock],
     output_names=("out",),

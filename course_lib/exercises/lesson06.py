@@ -1,5 +1,8 @@
 """Lesson 06 — masking and decoders.
 
+Length: one module per lesson (an exercise's lesson number is read from its module's name),
+and this lesson has four exercises, each with its list of planted mistakes.
+
 Exercise 6.1 `causal_mask(n)`: the bool (n, n) "no peeking" triangle, True = may attend.
 Exercise 6.2 `masked_attention(q, k, v, mask)`: softmax(q kᵀ/√d_k) v with the masked
     scores set to -inf *before* the softmax; returns (out, weights).
@@ -271,8 +274,14 @@ NEXT_TOKEN_PROBS = Exercise(
         Mistake("your rows sum to 1/T: you divided the *probabilities* by T. The temperature "
                 "divides the logits, before the softmax",
                 lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x) / (t if t else 1)),
-        Mistake("the temperature is ignored: divide the logits by T before the softmax",
+        Mistake("the temperature has no effect: your probabilities are plain softmax(logits). "
+                "Dividing the probabilities by T and then renormalizing cancels out "
+                "(p/T ÷ Σ p/T = p); T divides the *logits*: softmax(logits / T)",
                 lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x)),
+        Mistake("your rows don't sum to 1: you raised the probabilities to the power 1/T and "
+                "stopped there. p^(1/T) is proportional to exp(logits / T), so either divide each "
+                "row by its sum or, simpler, take softmax(logits / T)",
+                lambda x, t, k: _probs(x, t, k, t_op=lambda x, t: x) ** (1 / t if t else 1)),
         Mistake("top-k kept the k *smallest* logits; keep the largest: torch.topk(logits, k) "
                 "(largest=True is the default)",
                 _smallest_k),
@@ -291,6 +300,9 @@ NEXT_TOKEN_PROBS = Exercise(
     alternatives=[
         _probs_loop,
         lambda x, t, k: _probs(x, t, k, keep=lambda x, kth: ~(x < kth)),
+        # p^(1/T), renormalized, is softmax(logits / T) exactly
+        lambda x, t, k: (lambda p: p / p.sum(-1, keepdim=True))(
+            _probs(x, t, k, t_op=lambda x, t: x) ** (1 / t if t else 1)),
     ],
     generic_hint="try logits = torch.tensor([[2., 1., 0.]]) by hand: T = 0 gives [1, 0, 0], "
                  "T = 1 gives softmax([2, 1, 0]), top_k = 2 gives zero for the last one",
@@ -379,6 +391,12 @@ GENERATE = Exercise(
         Mistake("you kept the *first* max_len tokens as context; keep the most recent ones: "
                 "tokens[:, -model.max_len:]",
                 lambda *a: _loop(*a, context=lambda x, m: x[:, :m])),
+        # Uncropped, the sequence outgrows the positional table and the model raises
+        # "build the model with a larger max_len": the crash is matched, this hint shown.
+        Mistake("you fed the whole sequence to the model: once it is longer than model.max_len "
+                "(the positional table's size) the model cannot take it. Crop to the most recent "
+                "tokens each step: model(tokens[:, -model.max_len:])",
+                lambda *a: _loop(*a, context=lambda x, m: x)),
         Mistake("your loop is always greedy: for temperature > 0 draw the next token with "
                 "torch.multinomial(probs, 1, generator=generator)",
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: x.argmax(-1, keepdim=True))),

@@ -59,6 +59,18 @@ def _qkv(x, memory, w_q, w_k, w_v):
     return x @ w_q, memory @ w_k, memory @ w_v
 
 
+def _swapped_reference(x, memory, w_q, w_k, w_v, src_mask):
+    """The reference with the two sequences' roles swapped: queries from the encoder, keys
+    and values from the decoder (which has no padding, so nothing is masked)."""
+    return cross_attention_reference(memory, x, w_q, w_k, w_v, torch.ones(x.shape[:2], dtype=torch.bool))
+
+
+SWAPPED_ROWS_HINT = ("queries and keys/values are swapped: your output has one row per *source* "
+                     "token (n_src) instead of one per target token (n_tgt). The queries come from "
+                     "the decoder, q = x @ w_q; the keys and values from the encoder, "
+                     "k = memory @ w_k, v = memory @ w_v")
+
+
 CROSS_ATTENTION = Exercise(
     name="cross_attention",
     reference=cross_attention_reference,
@@ -85,6 +97,10 @@ CROSS_ATTENTION = Exercise(
                 "and the keys and values from the encoder (k = memory @ w_k, v = memory @ w_v); "
                 "swapped, the scores are (n_src × n_tgt) and src_mask no longer fits them",
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, None, :])),
+        # The same swap without the crash: the mask dropped, or moved onto the (now source) query axis.
+        Mistake(SWAPPED_ROWS_HINT, _swapped_reference),
+        Mistake(SWAPPED_ROWS_HINT,
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, :, None])),
         Mistake("you applied a causal (triangular) mask: cross-attention needs none — the whole source "
                 "sentence is known before decoding starts; only padding is masked",
                 lambda x, m, wq, wk, wv, mask: _attend(

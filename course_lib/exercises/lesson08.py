@@ -126,13 +126,14 @@ def _greedy_inputs(gen):
     return model, src, 1, 2, 6
 
 
-def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_encode=False):
+def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_encode=False,
+                    last_only=False):
     def decode(model, src, bos_id, eos_id, max_len):
         src_mask = None if no_mask else model.source_mask(src)
         memory = model.encode(src, src_mask)
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
         for _ in range(max_len):
-            inp = torch.full_like(ys, bos_id) if no_feedback else ys
+            inp = torch.full_like(ys, bos_id) if no_feedback else ys[:, -1:] if last_only else ys
             logits = model(src, inp) if re_encode else model.decode(inp, memory, src_mask)
             pick = logits[:, 0] if first_position else logits[:, -1]
             ys = torch.cat([ys, pick.argmax(-1)[:, None]], dim=1)
@@ -186,6 +187,10 @@ GREEDY_DECODE = Exercise(
                 _greedy_variant(first_position=True)),
         Mistake("the decoder never saw its own predictions: feed back ys (everything generated so "
                 "far) at each step", _greedy_variant(no_feedback=True)),
+        Mistake("you fed the decoder only the last token (ys[:, -1:]), so each step it sees one "
+                "word and not what it already wrote. There is no cache here: feed the whole "
+                "prefix, model.decode(ys, memory, src_mask), and take logits[:, -1]",
+                _greedy_variant(last_only=True)),
         Mistake("padded source positions are attended to: pass src_mask = model.source_mask(src) to "
                 "model.encode and model.decode", _greedy_variant(no_mask=True)),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos()),
@@ -251,8 +256,9 @@ BEAM_STEP = Exercise(
                     *(s[..., None] * lp).flatten(1).topk(k, dim=-1))),
         Mistake("you kept only each beam's best token; beam search keeps the best beam_size of *all* "
                 "k·V candidates, so two survivors may extend the same beam", _per_beam_best),
-        Mistake("beam and token index are swapped: for a flat index f over (k, V), the beam is f // V "
-                "and the token is f % V",
+        Mistake("you swapped // and %: f % V is the position inside one beam's row of V "
+                "candidates (the token), f // V the row (the beam) — beam_idx = flat // V, "
+                "token_idx = flat % V",
                 lambda s, lp, k: (lambda sc, f: (sc, f % lp.shape[-1], f // lp.shape[-1]))(
                     *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
         Mistake("you kept the *lowest* scores; log-probabilities are ≤ 0 and the best is the largest "

@@ -24,6 +24,11 @@ def _loss_inputs(gen):
     return torch.randn(batch, n, vocab, generator=gen) * 2, torch.randint(0, vocab, (batch, n), generator=gen)
 
 
+CLASS_AXIS_HINT = ("F.cross_entropy wants the class axis second: logits of shape (batch, vocab, "
+                   "seq), not (batch, seq, vocab) — pass logits[:, :-1].transpose(1, 2) with "
+                   "tokens[:, 1:] (or flatten both: (batch·seq, vocab) and (batch·seq,))")
+
+
 NEXT_TOKEN_LOSSES = Exercise(
     name="next_token_losses",
     reference=next_token_losses_reference,
@@ -39,6 +44,12 @@ NEXT_TOKEN_LOSSES = Exercise(
                 "position against the token *before* it. Position t predicts token t+1: drop the "
                 "last logits and the first token — logits[:, :-1] with tokens[:, 1:]",
                 lambda lo, t: F.cross_entropy(lo[:, 1:].transpose(1, 2), t[:, :-1], reduction="none")),
+        # Not transposed, F.cross_entropy raises "Expected target size [2, 9], got [2, 5]": the
+        # crash is matched (shifted as asked, or not shifted at all) and this hint shown instead.
+        Mistake(CLASS_AXIS_HINT,
+                lambda lo, t: F.cross_entropy(lo[:, :-1], t[:, 1:], reduction="none")),
+        Mistake(CLASS_AXIS_HINT,
+                lambda lo, t: F.cross_entropy(lo, t, reduction="none")),
         Mistake("you applied softmax before cross_entropy, which applies log-softmax itself; "
                 "pass the raw logits",
                 lambda lo, t: F.cross_entropy(lo[:, :-1].softmax(-1).transpose(1, 2), t[:, 1:],
