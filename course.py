@@ -240,8 +240,8 @@ def pytest_passes(args):
     if args.other_machine:
         return [other]
     return [("every test", {}, []), other,
-            ("the non-browser tests, on a simulated non-UTF-8 system: " + describe(NON_UTF8),
-             NON_UTF8, ["-m", "not browser and not nbval"])]
+            ("the tests again (not the browser's), on a simulated non-UTF-8 system: "
+             + describe(NON_UTF8), NON_UTF8, ["tests", "-m", "not browser"])]
 
 
 def cmd_test(args):
