@@ -28,9 +28,18 @@ def _conda_pip_pins() -> dict:
     return _pins(pip[0]["pip"])
 
 
+# environment.yml's only pin beyond requirements.txt: the Kubernetes image's JupyterHub,
+# which must be the chart's hub's (tests/test_hub_kubernetes.py checks the version). The
+# learner's environment (requirements.txt) needs no JupyterHub at all.
+IMAGE_ONLY = {"jupyterhub"}
+
+
 def test_environment_yml_pins_equal_requirements_txt():
     req = _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
     conda = _conda_pip_pins()
+    assert IMAGE_ONLY <= conda.keys(), f"environment.yml lacks the image's {IMAGE_ONLY}"
+    assert not IMAGE_ONLY & req.keys(), f"{IMAGE_ONLY} belongs to the image, not the learner"
+    conda = {k: v for k, v in conda.items() if k not in IMAGE_ONLY}
     missing = {k: v for k, v in req.items() if k not in conda}
     extra = {k: v for k, v in conda.items() if k not in req}
     differ = {k: (req[k], conda[k]) for k in req.keys() & conda.keys() if req[k] != conda[k]}

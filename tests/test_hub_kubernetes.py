@@ -1,9 +1,12 @@
-"""classroom/kubernetes/values.yaml (Zero to JupyterHub): parsed, and its per-student CPU
-and memory cross-checked against the measured load sweep (benchmarks/class_load.py,
-classroom/kubernetes/class_load_measured.json). The chart's JSON schema ships with the
-Helm chart, not with any pip or npm package, so it is not checked here; no cluster ran it."""
+"""classroom/kubernetes/values.yaml (Zero to JupyterHub): deep-merged over the chart's own
+defaults and validated against the chart's own JSON schema (both vendored in
+classroom/kubernetes/z2jh/, as Helm does before rendering), a planted typo caught; the
+single-user image's JupyterHub equal to the chart's hub; the per-student CPU and memory
+cross-checked against the measured load sweep (benchmarks/class_load.py,
+classroom/kubernetes/class_load_measured.json). No cluster ran it."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -13,6 +16,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "classroom" / "kubernetes"
+CHART = K8S / "z2jh"
+
+
+def _yaml(path: Path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +72,74 @@ def test_limits_come_from_the_measurement(values, measured):
     share = measured["cores"] / largest
     assert su["cpu"]["guarantee"] == pytest.approx(share, rel=0.25)
     assert su["cpu"]["guarantee"] <= su["cpu"]["limit"]
+
+
+# ------------------------------------------------------------------ the chart's own schema
+def helm_merge(defaults: dict, user: dict) -> dict:
+    """Helm's coalescing of a user's values over a chart's: maps merge key by key, anything
+    else (lists included) replaces, and a null removes the chart's key."""
+    merged = copy.deepcopy(defaults)
+    for key, value in user.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = helm_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def schema_errors(values: dict) -> list[str]:
+    """What Helm would refuse: our values over the chart's defaults, against its schema."""
+    import jsonschema
+
+    schema = _yaml(CHART / "values.schema.yaml")
+    validator = jsonschema.Draft7Validator(schema)
+    merged = helm_merge(_yaml(CHART / "values.yaml"), values)
+    return [f"{'.'.join(map(str, e.absolute_path)) or '(top)'}: {e.message[:160]}"
+            for e in validator.iter_errors(merged)]
+
+
+def chart_hub_version() -> str:
+    """The JupyterHub the chart's hub image runs (its appVersion, in the vendored README)."""
+    readme = (CHART / "README.md").read_text(encoding="utf-8")
+    return re.search(r"appVersion`? (\d+\.\d+\.\d+)", readme).group(1)
+
+
+def test_the_chart_is_vendored_with_its_source_and_licence():
+    readme = (CHART / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"commit\s+[0-9a-f]{40}", readme), "the README names the chart's source commit"
+    assert "BSD 3-Clause" in (CHART / "LICENSE").read_text(encoding="utf-8")
+    assert _yaml(CHART / "values.schema.yaml")["$schema"].startswith("http://json-schema.org/draft-07")
+    assert schema_errors({}) == [], "the chart's defaults validate against its own schema"
+
+
+def test_values_validate_against_the_chart_schema(values):
+    assert schema_errors(values) == []
+
+
+@pytest.mark.parametrize("path, typo", [
+    (("singleuser", "memory"), {"limt": "2G"}),                 # a misspelt key
+    (("singleuser",), {"defaultURL": "/lab"}),                  # a key in the wrong case
+    (("cull",), {"timeout": "an hour"}),                        # a string for a number
+    (("singleuser", "cpu"), {"guarantee": "half"}),             # same, for a CPU share
+])
+def test_a_planted_typo_fails_the_schema(values, path, typo):
+    planted = copy.deepcopy(values)
+    node = planted
+    for key in path:
+        node = node[key]
+    node.update(typo)
+    errors = schema_errors(planted)
+    assert errors and all(e.startswith(".".join(path)) for e in errors), errors
+
+
+def test_the_image_runs_the_charts_jupyterhub():
+    """The single-user image (repo2docker builds it from environment.yml) runs
+    jupyterhub-singleuser: its JupyterHub must be the chart's hub's, 5.5.0, whatever the
+    one-machine hub (requirements-instructor.txt) runs."""
+    assert chart_hub_version() == "5.5.0"
+    env = _yaml(ROOT / "environment.yml")
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    pins = [p for p in pip if p.lower().startswith("jupyterhub==")]
+    assert pins == [f"jupyterhub=={chart_hub_version()}"], pins
