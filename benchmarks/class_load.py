@@ -2,11 +2,11 @@
 
     .venv/bin/python benchmarks/class_load.py --lesson 02 --lesson 08 --budget-s 1200
 
-One real hub (classroom/hub, loopback only) with a roster of simulated students. For
+One real hub (deploy/hub, loopback only) with a roster of simulated students. For
 N = 1, 2, 4, 8, 16 … each of N students has their server started through the hub, then
 all N execute the lesson top to bottom at the same moment: `--browser K` of them in
 headless Chromium through JupyterLab (Run > Run All Cells), the rest through the
-hub's REST API and their kernel's websocket (classroom/hub/client.py). Reported per N:
+hub's REST API and their kernel's websocket (deploy/hub/client.py). Reported per N:
 runs completed, kernels that died, p50/p95 Run All wall time and their ratio to N = 1,
 peak memory used on the machine, peak memory per student (server + kernel), load average.
 The sweep stops at the first N where a run fails or p95 exceeds 3x the solo time, when
@@ -28,7 +28,7 @@ import psutil
 from course_lib.console import utf8_output
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "classroom" / "hub"))
+sys.path.insert(0, str(ROOT / "deploy" / "hub"))
 sys.path.insert(0, str(ROOT / "tests"))
 import client  # noqa: E402
 

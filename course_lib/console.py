@@ -4,7 +4,7 @@ On Windows (Python before 3.15) and under a POSIX C locale, output sent to a pip
 file is written in a legacy encoding that has no "—", "✅" or "√": printing one raises
 UnicodeEncodeError. The course's command-line scripts call `utf8_output()` first, so
 what they print is UTF-8 wherever it goes (read it back with encoding="utf-8").
-Standard library only: tools/, classroom/ and benchmarks/ import it too.
+Standard library only: tools/, deploy/ and benchmarks/ import it too.
 """
 import sys
 

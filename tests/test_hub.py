@@ -1,4 +1,4 @@
-"""The class hub (`python course.py hub`, classroom/hub/): a real JupyterHub + configurable-http-proxy
+"""The class hub (`python course.py hub`, deploy/hub/): a real JupyterHub + configurable-http-proxy
 serving the course to two students at once, on loopback only, each in their own
 folder, isolated from each other, idle culling on; and its bad input."""
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "classroom" / "hub"))
+sys.path.insert(0, str(ROOT / "deploy" / "hub"))
 import client  # noqa: E402
 import provision  # noqa: E402
 
-HUB = str(ROOT / "classroom" / "hub" / "hub.py")
+HUB = str(ROOT / "deploy" / "hub" / "hub.py")
 LESSON00 = "notebooks/00_start_here.ipynb"
 PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22"}
 

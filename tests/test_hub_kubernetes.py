@@ -1,9 +1,9 @@
-"""classroom/kubernetes/values.yaml (Zero to JupyterHub): deep-merged over the chart's own
+"""deploy/kubernetes/values.yaml (Zero to JupyterHub): deep-merged over the chart's own
 defaults and validated against the chart's own JSON schema (both vendored in
-classroom/kubernetes/z2jh/, as Helm does before rendering), a planted typo caught; the
+deploy/kubernetes/z2jh/, as Helm does before rendering), a planted typo caught; the
 single-user image's JupyterHub equal to the chart's hub; the per-student CPU and memory
 cross-checked against the measured load sweep (benchmarks/class_load.py,
-classroom/kubernetes/class_load_measured.json). No cluster ran it."""
+deploy/kubernetes/class_load_measured.json). No cluster ran it."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-K8S = ROOT / "classroom" / "kubernetes"
+K8S = ROOT / "deploy" / "kubernetes"
 CHART = K8S / "z2jh"
 
 
@@ -49,7 +49,7 @@ def test_values_parse_and_have_the_keys_the_chart_reads(values):
 
 
 def test_culling_matches_the_one_machine_hub(values):
-    hub_config = (ROOT / "classroom" / "hub" / "hub.py").read_text(encoding="utf-8")
+    hub_config = (ROOT / "deploy" / "hub" / "hub.py").read_text(encoding="utf-8")
     default = int(re.search(r'"--cull-timeout", type=int, default=(\d+)', hub_config).group(1))
     assert values["cull"]["enabled"] is True
     assert values["cull"]["timeout"] == default

@@ -3,7 +3,7 @@
 1. Text I/O names its encoding. Windows' Python (before 3.15) reads and writes text in
    the ANSI code page unless told otherwise, and the course is full of √, μ, ✅, → and —.
 2. No POSIX-only module or call without a fallback in the lessons and course_lib
-   (classroom/hub is Linux-only by design: JupyterHub). A fallback is a `try` that
+   (deploy/hub is Linux-only by design: JupyterHub). A fallback is a `try` that
    catches the failure, or an `if` on os.name / sys.platform / platform.system() / hasattr.
 """
 import ast
@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PY_FILES = sorted(p for d in ("course_lib", "tools", "classroom", "benchmarks", "tests")
+PY_FILES = sorted(p for d in ("course_lib", "tools", "deploy", "benchmarks", "tests")
                   for p in (ROOT / d).rglob("*.py")) + sorted(ROOT.glob("course.py"))
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NB_IDS = [p.stem for p in NOTEBOOKS]

@@ -98,8 +98,8 @@ def provision(home: Path, version: str = "course", root: Path = ROOT) -> list[st
 
 
 if __name__ == "__main__":
-    # On Kubernetes (classroom/kubernetes/values.yaml) each student's pod runs this at
-    # start: python /srv/repo/classroom/hub/provision.py $HOME
+    # On Kubernetes (deploy/kubernetes/values.yaml) each student's pod runs this at
+    # start: python /srv/repo/deploy/hub/provision.py $HOME
     import argparse
 
     from course_lib.console import utf8_output

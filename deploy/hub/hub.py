@@ -1,7 +1,7 @@
 """Start a JupyterHub that serves the course to a class (`python course.py hub`).
 
-    python classroom/hub/hub.py --users alice,bob,carol [--port 8000]
-    python classroom/hub/hub.py --roster roster.txt --admin teacher
+    python deploy/hub/hub.py --users alice,bob,carol [--port 8000]
+    python deploy/hub/hub.py --roster roster.txt --admin teacher
 
 Checks what it is given (one line per problem, no traceback), keeps every piece
 of state — database, cookie secret, passwords, students' homes — in a git-ignored

@@ -1,5 +1,5 @@
 # JupyterHub configuration for a class on one machine. Started by
-# classroom/hub/hub.py (`python course.py hub`), which checks the inputs and passes them in
+# deploy/hub/hub.py (`python course.py hub`), which checks the inputs and passes them in
 # COURSE_HUB_* environment variables; nothing secret lives in this file.
 #
 # What it sets up (docs/instructor_guide.md, "Deploying for a class"):
