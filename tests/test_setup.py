@@ -147,11 +147,15 @@ def test_the_hub_refuses_other_systems_in_one_line(monkeypatch, capsys):
 
 def test_every_test_pass_is_in_the_test_command():
     args = course.parser().parse_args(["test"])
-    passes = course.pytest_passes(args)
+    passes = course.pytest_passes(args, system="Linux")
     envs = [extra for _, extra, _ in passes]
     assert envs[0] == {}
     assert course.OTHER_MACHINE in envs and course.NON_UTF8 in envs
     assert course.NON_UTF8 == {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    assert passes[0] == ("every test", {}, [])
+    for system in ("Windows", "Darwin"):
+        first = course.pytest_passes(args, system=system)[0]
+        assert first[2] == ["-m", "not browser"] and "needs Linux" in first[0]
     fast = course.pytest_passes(course.parser().parse_args(["test", "--fast"]))
     assert fast == [("library and checker tests", {}, ["-m", "not slow and not browser"])]
 
