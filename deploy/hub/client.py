@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -33,9 +34,12 @@ def free_port() -> int:
 
 
 class Hub:
-    """A hub on a free loopback port, in a temporary runtime folder; always stopped.
+    """A hub on a free loopback port, in a temporary folder; always stopped, and the Unix
+    accounts it made (as root) always removed.
 
-    `users` are the roster; `token` is the course-admin service token (random).
+    `users` are the roster; `token` is the course-admin service token (random). The
+    folder `base` holds `hub/` (the runtime folder) and `homes/`. As root, accounts get
+    a prefix of their own (`account_prefix`), so two hubs never share one.
     """
 
     def __init__(self, users, runtime: Path | None = None, extra_args=(), python=sys.executable,
@@ -44,26 +48,36 @@ class Hub:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
-        self._tmp = None if runtime else tempfile.TemporaryDirectory(prefix="course-hub-")
-        self.runtime = Path(runtime or self._tmp.name)
-        self.log_path = self.runtime / "hub.log"
+        # mkdtemp (mode 700) opened to passing through: students' accounts reach homes/.
+        self._tmp = None if runtime else tempfile.mkdtemp(prefix="course-hub-")
+        self.base = Path(runtime or self._tmp)
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.base.chmod(0o755)
+        self.runtime = self.base / "hub"
+        self.homes = self.base / "homes"
+        self.account_prefix = f"c{secrets.token_hex(3)}-"
+        self.log_path = self.base / "hub.log"
         self.extra_args = list(extra_args)
         self.python = python
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Hub":
-        self.runtime.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "COURSE_HUB_SERVICE_TOKEN": self.token}
         self._log = open(self.log_path, "wb")
+        self.log_path.chmod(0o600)           # it holds the hub's log: nobody else's to read
         self.proc = subprocess.Popen(
             [self.python, str(HUB_SCRIPT), "--users", ",".join(self.users),
-             "--port", str(self.port), "--runtime", str(self.runtime), *self.extra_args],
+             "--port", str(self.port), "--runtime", str(self.runtime),
+             "--homes", str(self.homes), "--account-prefix", self.account_prefix,
+             *self.extra_args],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the hub exited at start:\n{self.log_tail()}")
+                log = self.log_tail()
+                self.stop()
+                raise RuntimeError(f"the hub exited at start:\n{log}")
             try:
                 if requests.get(self.url + "/hub/api/", timeout=2).ok:
                     return self
@@ -87,6 +101,26 @@ class Hub:
         if self.proc is None:
             return
         try:
+            self._stop_processes()
+        finally:
+            self.proc = None
+            self._log.close()
+            self.remove_accounts()
+            if self._tmp is not None:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def remove_accounts(self) -> None:
+        """The hub's own removal command (the one the guide documents); a leftover is an error."""
+        if not (self.runtime / "accounts.txt").is_file():
+            return
+        r = subprocess.run([self.python, str(HUB_SCRIPT), "--remove-accounts",
+                            "--runtime", str(self.runtime)],
+                           capture_output=True, text=True, encoding="utf-8", timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"removing the hub's accounts failed: {r.stderr.strip()}")
+
+    def _stop_processes(self) -> None:
+        try:
             tree = psutil.Process(self.proc.pid).children(recursive=True)
         except psutil.NoSuchProcess:
             tree = []
@@ -103,15 +137,11 @@ class Hub:
                 p.kill()
             except psutil.Error:
                 pass
-        self.proc = None
-        self._log.close()
-        if self._tmp is not None:
-            self._tmp.cleanup()
 
     def _belongs(self, p: psutil.Process) -> bool:
         try:
             return f"127.0.0.1:{self.port}" in p.environ().get("JUPYTERHUB_BASE_URL_PUBLIC", "") \
-                or str(self.runtime) in p.environ().get("HOME", "")
+                or str(self.base) in p.environ().get("HOME", "")
         except psutil.Error:
             return False
 

@@ -2,22 +2,28 @@
 
     python deploy/hub/hub.py --users alice,bob,carol [--port 8000]
     python deploy/hub/hub.py --roster roster.txt --admin teacher
+    python deploy/hub/hub.py --remove-accounts        # the students' Unix accounts, when done
 
-Checks what it is given (one line per problem, no traceback), keeps every piece
-of state — database, cookie secret, passwords, students' homes — in a git-ignored
-runtime folder, then replaces itself with `jupyterhub -f jupyterhub_config.py`.
-Each student chooses their password the first time they log in.
+Checks what it is given (one line per problem, no traceback), keeps the hub's state —
+database, cookie secret, password hashes, accounts made, log — in a git-ignored runtime
+folder only the hub can open, the students' homes beside it, then replaces itself with
+`jupyterhub -f jupyterhub_config.py`. Each student chooses their password the first
+time they log in. Run as root, every student's server runs as a Unix account of their
+own (accounts.py); without root, all servers would run as one user, so it serves one
+student unless --shared-unix-user says the class accepts that.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import pwd
 import re
 import secrets
 import socket
 import sys
 from pathlib import Path
 
+import accounts
 from course_lib.console import utf8_output
 
 
@@ -26,6 +32,13 @@ RUNTIME = HERE / "runtime"
 CONFIG = HERE / "jupyterhub_config.py"
 # JupyterHub's own rule for names that make safe URLs and folder names.
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+SHARED_WARNING = (
+    "All students share one Unix user ({user}): the hub keeps them out of each other's "
+    "servers, but code in any notebook runs with that user's rights, so any student can read "
+    "and change every classmate's work, read the hub's cookie secret and database (and so log "
+    "in as anyone, the instructor included), and stop or inspect everyone's processes; no "
+    "memory cap keeps one student's kernel from starving the others. Use this only for a "
+    "class that trusts each other; run the hub as root for one account per student.")
 
 
 class HubConfigError(ValueError):
@@ -68,10 +81,57 @@ def read_users(users: str | None, roster: str | None) -> list[str]:
     return sorted(set(names))
 
 
+def parse_size(text: str) -> int:
+    """'4G', '512M' or a number of bytes -> bytes; one line otherwise."""
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
+    t = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    try:
+        size = int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except ValueError:
+        size = 0
+    if size < 256 * 2**20:
+        raise HubConfigError(f"--mem-limit must be like 4G or 1500M (at least 256M), got {text!r}")
+    return size
+
+
+def isolation(euid: int, n_users: int, shared: bool) -> str:
+    """'accounts' (one Unix account per student: needs root) or 'shared' (every server as
+    the hub's user: one student, or all of them when --shared-unix-user says so)."""
+    if shared:
+        return "shared"
+    if euid == 0:
+        return "accounts"
+    if n_users > 1:
+        raise HubConfigError(
+            f"{n_users} students without root would all run as your Unix user, able to read "
+            f"each other's work and the hub's secrets: run the hub as root (one account per "
+            f"student), serve one student, or pass --shared-unix-user to accept it")
+    return "shared"
+
+
+def servers_bin(servers_env: str | None) -> Path:
+    """Where jupyterhub-singleuser and the servers' Python are: --servers-env, else the hub's."""
+    if not servers_env:
+        return Path(sys.executable).parent
+    env = Path(servers_env).resolve()
+    if not (env / "bin" / "jupyterhub-singleuser").is_file():
+        raise HubConfigError(f"--servers-env {env} holds no bin/jupyterhub-singleuser "
+                             f"(a venv with requirements.txt and jupyterhub)")
+    return env / "bin"
+
+
 def hub_environment(args, runtime: Path) -> dict[str, str]:
     """The COURSE_HUB_* variables jupyterhub_config.py reads."""
     users = read_users(args.users, args.roster)
     admins = [a for a in (args.admin or "").split(",") if a]
+    everyone = sorted(set(users) | set(admins))
+    mode = isolation(os.geteuid(), len(everyone), args.shared_unix_user)
+    if mode == "accounts":
+        try:
+            for name in everyone:
+                accounts.account_name(args.account_prefix, name)
+        except accounts.AccountError as e:
+            raise HubConfigError(str(e)) from None
     if not 1 <= args.port <= 65535:
         raise HubConfigError(f"--port must be 1-65535, got {args.port}")
     if not port_is_free(args.port, args.ip):
@@ -83,13 +143,17 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
                              f"got {args.cull_timeout}")
     env = {
         "COURSE_HUB_RUNTIME": str(runtime),
-        "COURSE_HUB_HOMES": str(Path(args.homes).resolve() if args.homes else runtime / "homes"),
+        "COURSE_HUB_HOMES": str(homes_folder(args, runtime)),
+        "COURSE_HUB_ISOLATION": mode,
+        "COURSE_HUB_ACCOUNT_PREFIX": args.account_prefix,
+        "COURSE_HUB_MEM_LIMIT": str(parse_size(args.mem_limit)),
+        "COURSE_HUB_SERVERS_BIN": str(servers_bin(args.servers_env)),
         "COURSE_HUB_IP": args.ip,
         "COURSE_HUB_PORT": str(args.port),
         # Internal ports picked free, so a second hub (or a test) never collides.
         "COURSE_HUB_API_PORT": str(free_port()),
         "COURSE_HUB_PROXY_API_PORT": str(free_port()),
-        "COURSE_HUB_USERS": ",".join(sorted(set(users) | set(admins))),
+        "COURSE_HUB_USERS": ",".join(everyone),
         "COURSE_HUB_ADMINS": ",".join(admins),
         "COURSE_HUB_VERSION": args.version,
         "COURSE_HUB_CULL_TIMEOUT": str(args.cull_timeout),
@@ -99,6 +163,23 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
         "PYTHONUTF8": "1",
     }
     return env
+
+
+def homes_folder(args, runtime: Path) -> Path:
+    """The students' homes: --homes, else homes/ beside the runtime folder (which only the
+    hub may open, so the students' homes cannot be inside it)."""
+    return Path(args.homes).resolve() if args.homes else runtime.parent / "homes"
+
+
+def make_accounts(env: dict[str, str], runtime: Path) -> None:
+    """One account per student, their homes 700 in a folder everyone may pass through;
+    then check that the first account can run the servers' Python."""
+    homes = Path(env["COURSE_HUB_HOMES"])
+    homes.mkdir(parents=True, exist_ok=True)
+    homes.chmod(0o755)
+    entries = [accounts.ensure_account(runtime, homes, env["COURSE_HUB_ACCOUNT_PREFIX"], u)
+               for u in env["COURSE_HUB_USERS"].split(",")]
+    accounts.check_can_run(entries[0], Path(env["COURSE_HUB_SERVERS_BIN"]) / "python")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -114,8 +195,20 @@ def parser() -> argparse.ArgumentParser:
                         "student: solutions stripped (course_lib.classroom.student)")
     p.add_argument("--cull-timeout", type=int, default=3600,
                    help="seconds of inactivity before a student's server is stopped")
-    p.add_argument("--runtime", default=str(RUNTIME), help="state folder (git-ignored)")
-    p.add_argument("--homes", help="students' folders (default: RUNTIME/homes)")
+    p.add_argument("--runtime", default=str(RUNTIME),
+                   help="the hub's state folder, mode 700 (git-ignored)")
+    p.add_argument("--homes", help="students' folders (default: homes/ beside --runtime)")
+    p.add_argument("--servers-env",
+                   help="the venv students' servers run from (default: the hub's); as root it "
+                        "must be one every student account can run (course.py hub builds it)")
+    p.add_argument("--account-prefix", default=accounts.DEFAULT_PREFIX,
+                   help="as root: each student's Unix account is PREFIX + name")
+    p.add_argument("--mem-limit", default="4G",
+                   help="as root: address space per process of a student (server, each kernel)")
+    p.add_argument("--shared-unix-user", action="store_true",
+                   help="all students' servers run as the hub's own Unix user (see the warning)")
+    p.add_argument("--remove-accounts", action="store_true",
+                   help="remove the Unix accounts listed in RUNTIME/accounts.txt, then exit")
     return p
 
 
@@ -123,12 +216,19 @@ def main(argv=None) -> int:
     utf8_output()                # its messages hold "—": any console, any locale
     args = parser().parse_args(argv)
     runtime = Path(args.runtime).resolve()
+    if args.remove_accounts:
+        return remove(runtime)
     try:
         env = hub_environment(args, runtime)
-    except HubConfigError as e:
+        runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+        runtime.chmod(0o700)                 # the hub's alone: database, secret, passwords
+        if env["COURSE_HUB_ISOLATION"] == "accounts":
+            make_accounts(env, runtime)
+    except (HubConfigError, accounts.AccountError) as e:
         print(f"course.py hub: {e}", file=sys.stderr)
         return 1
-    runtime.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if env["COURSE_HUB_ISOLATION"] == "shared" and len(env["COURSE_HUB_USERS"].split(",")) > 1:
+        print(SHARED_WARNING.format(user=pwd.getpwuid(os.geteuid()).pw_name), flush=True)
     os.environ.update(env)
     os.chdir(runtime)                        # anything the hub writes lands in runtime/
     print(f"JupyterHub for {len(env['COURSE_HUB_USERS'].split(','))} student(s) on "
@@ -136,6 +236,18 @@ def main(argv=None) -> int:
           flush=True)
     jupyterhub = Path(sys.executable).parent / "jupyterhub"
     os.execv(str(jupyterhub), [str(jupyterhub), "-f", str(CONFIG)])
+
+
+def remove(runtime: Path) -> int:
+    """--remove-accounts: one line if not root; else one line per account removed."""
+    if os.geteuid() != 0:
+        print("course.py hub: removing accounts needs root (sudo python3 course.py hub "
+              "--remove-accounts)", file=sys.stderr)
+        return 1
+    if not accounts.ledger(runtime):
+        print(f"no accounts listed in {runtime / accounts.LEDGER}: nothing to remove")
+        return 0
+    return accounts.remove_accounts(runtime)
 
 
 if __name__ == "__main__":

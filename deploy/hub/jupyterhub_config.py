@@ -6,18 +6,21 @@
 # * the hub, its proxy and every student server on 127.0.0.1 (or --ip);
 # * FirstUseAuthenticator restricted to the roster: each student chooses a
 #   password at first login, so nobody can open a classmate's server afterwards;
-# * SimpleLocalProcessSpawner: one server per student, as the hub's own user,
-#   from the course's .venv, in runtime/homes/<name>, JupyterLab as the UI;
-# * the course copied into each home on every start, never over a student's edits;
+# * one server per student in homes/<name>, JupyterLab as the UI: as root, each as the
+#   student's own Unix account with a memory cap (spawner.CourseSpawner, accounts.py),
+#   from a venv every account can run; else SimpleLocalProcessSpawner, as the hub's user;
+# * the course copied into each home on every start (as the student), never over edits;
 # * idle servers culled by jupyterhub-idle-culler.
 import asyncio
 import os
+import pwd
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import provision  # noqa: E402  (needs the line above)
+import accounts  # noqa: E402  (needs the line above)
+import provision  # noqa: E402
 
 c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this file
 
@@ -29,6 +32,8 @@ IP = env.get("COURSE_HUB_IP", "127.0.0.1")
 USERS = {u for u in env.get("COURSE_HUB_USERS", "").split(",") if u}
 ADMINS = {u for u in env.get("COURSE_HUB_ADMINS", "").split(",") if u}
 VERSION = env.get("COURSE_HUB_VERSION", "course")
+ISOLATED = env.get("COURSE_HUB_ISOLATION") == "accounts"
+SERVERS_BIN = Path(env.get("COURSE_HUB_SERVERS_BIN", str(VENV_BIN)))
 
 # ---------------------------------------------------------------- network
 c.JupyterHub.bind_url = f"http://{IP}:{env['COURSE_HUB_PORT']}"
@@ -55,22 +60,32 @@ c.Authenticator.admin_users = ADMINS
 c.JupyterHub.admin_access = False                # admins manage servers, not read files
 
 # ---------------------------------------------------------------- one server per student
-c.JupyterHub.spawner_class = "simple"            # jupyterhub.spawner.SimpleLocalProcessSpawner
-c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
+if ISOLATED:
+    from spawner import CourseSpawner  # noqa: E402
+
+    c.JupyterHub.spawner_class = CourseSpawner
+    c.CourseSpawner.account_prefix = env["COURSE_HUB_ACCOUNT_PREFIX"]
+    c.CourseSpawner.memory_cap = int(env["COURSE_HUB_MEM_LIMIT"])
+else:
+    c.JupyterHub.spawner_class = "simple"        # jupyterhub.spawner.SimpleLocalProcessSpawner
+    c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
 c.Spawner.ip = "127.0.0.1"
-c.Spawner.cmd = [str(VENV_BIN / "jupyterhub-singleuser")]
+c.Spawner.cmd = [str(SERVERS_BIN / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab/tree/notebooks/00_start_here.ipynb"
 c.Spawner.args = [
     "--ServerApp.port_retries=0",
     "--LabApp.news_url=",                       # offline: no news feed
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
 ]
-if hasattr(os, "geteuid") and os.geteuid() == 0:
-    c.Spawner.args.append("--allow-root")       # containers run the hub as root
+if os.geteuid() == 0 and not ISOLATED:
+    c.Spawner.args.append("--allow-root")       # --shared-unix-user as root: servers as root
 c.Spawner.environment = {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",   # the course never downloads
     "OMP_NUM_THREADS": env.get("COURSE_HUB_THREADS", "1"),  # many kernels share few cores
 }
+if ISOLATED:   # the servers' venv first; nothing of the hub's own environment
+    c.Spawner.environment.update({"PATH": f"{SERVERS_BIN}:/usr/local/bin:/usr/bin:/bin",
+                                  "VIRTUAL_ENV": str(SERVERS_BIN.parent)})
 # The test suite's network guard follows the servers and kernels it starts.
 c.Spawner.env_keep = ["PATH", "PYTHONPATH", "LANG", "LC_ALL", "VIRTUAL_ENV",
                       "COURSE_NETGUARD_LOG"]
@@ -86,7 +101,22 @@ async def copy_course(spawner):
         spawner.log.warning(line)
 
 
-c.Spawner.pre_spawn_hook = copy_course
+async def copy_course_as_student(spawner):
+    """The same, run as the student's account: root never writes in a student's home (a
+    link planted there would otherwise send root's writes anywhere)."""
+    entry = pwd.getpwnam(spawner.account)
+    command = [str(SERVERS_BIN / "python"), str(HERE / "provision.py"), entry.pw_dir,
+               "--version", VERSION]
+    child_env = {"HOME": entry.pw_dir, "PATH": f"{SERVERS_BIN}:/usr/bin:/bin", "PYTHONUTF8": "1"}
+    r = await asyncio.to_thread(accounts.run_as, entry, command, env=child_env)
+    for line in r.stdout.splitlines():
+        spawner.log.warning(line)
+    if r.returncode != 0:
+        raise RuntimeError(f"copying the course into {entry.pw_dir} failed: "
+                           f"{(r.stderr.strip().splitlines() or ['?'])[-1]}")
+
+
+c.Spawner.pre_spawn_hook = copy_course_as_student if ISOLATED else copy_course
 
 # ---------------------------------------------------------------- idle culling, and the course's own service
 CULL_TIMEOUT = int(env.get("COURSE_HUB_CULL_TIMEOUT", "3600"))

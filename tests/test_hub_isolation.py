@@ -1,0 +1,173 @@
+"""Students cannot reach each other, as an attacker would try it (issue 20): on the class
+hub run as root, a notebook alice runs in her own server — through the hub, as a class
+does — tries with plain Python to read and write bob's files, read the hub's cookie
+secret, database, password hashes and log, read bob's and the hub's processes'
+environment and signal them. Every attempt must fail, and bob's files stay as they
+were. Then the memory cap: alice's kernel allocating past it fails alone, bob's keeps
+running. The accounts: no shell, no password, homes 700, listed for removal."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pwd
+import stat
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+import requests
+
+import client
+from hub_fixture import MEM_LIMIT_GB, PASSWORDS  # the session's `hub`: conftest.py
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                       reason="one Unix account per student needs the hub to run as root"),
+]
+
+
+def _started(hub, user: str) -> str:
+    """The user's server running; their API token (made once)."""
+    hub.start_server(user)
+    tokens = hub.__dict__.setdefault("tokens", {})
+    if user not in tokens:
+        tokens[user] = hub.user_token(user)
+    return tokens[user]
+
+
+def _put_notebook(hub, user: str, token: str, name: str, code: str) -> None:
+    """Save a one-cell notebook in the user's home through their own server (as them)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    r = requests.put(f"{hub.url}/user/{user}/api/contents/{name}",
+                     headers={"Authorization": f"token {token}"}, timeout=60,
+                     json={"type": "notebook", "format": "json", "content": nb})
+    assert r.status_code in (200, 201), r.text[:300]
+
+
+def _run(hub, user: str, name: str, code: str) -> client.Run:
+    token = _started(hub, user)
+    _put_notebook(hub, user, token, name, code)
+    return client.run_notebook(hub.url, user, token, name, cell_timeout=120)
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# The attacker's notebook: plain Python, every attempt recorded, nothing raised.
+ATTACK = r'''
+import json, os, signal
+from pathlib import Path
+T = json.loads(TARGETS)
+results = {}
+def attempt(what, action):
+    try:
+        action()
+        results[what] = "SUCCEEDED"
+    except OSError as e:
+        results[what] = type(e).__name__
+attempt("read bob's lesson", lambda: Path(T["bob_lesson"]).read_bytes())
+attempt("list bob's home", lambda: os.listdir(T["bob_home"]))
+attempt("overwrite bob's lesson", lambda: open(T["bob_lesson"], "r+b").write(b"{}"))
+attempt("write a file into bob's notebooks",
+        lambda: Path(T["bob_home"], "notebooks", "from_alice.txt").write_text("hi", encoding="utf-8"))
+attempt("list the hub's runtime folder", lambda: os.listdir(T["runtime"]))
+for path in T["runtime_files"]:
+    attempt("read " + path, lambda path=path: Path(path).read_bytes())
+for pid in T["bob_pids"] + [T["hub_pid"]]:
+    attempt(f"read the environment of process {pid}",
+            lambda pid=pid: Path(f"/proc/{pid}/environ").read_bytes())
+    attempt(f"signal 0 to process {pid}", lambda pid=pid: os.kill(pid, 0))
+    attempt(f"SIGTERM to process {pid}", lambda pid=pid: os.kill(pid, signal.SIGTERM))
+# Controls: the same calls on alice's own things work, so the refusals above mean something.
+attempt("CONTROL read own environment", lambda: Path("/proc/self/environ").read_bytes())
+attempt("CONTROL write own file", lambda: Path("mine.txt").write_text("ok", encoding="utf-8"))
+Path("attack_results.json").write_text(json.dumps(results), encoding="utf-8")
+'''
+
+
+@pytest.mark.timeout(240)
+def test_alice_cannot_reach_bob_or_the_hub(hub):
+    for user in ("alice", "bob"):             # their first logins store the password hashes
+        client.login(hub.url, user, PASSWORDS[user])
+    _started(hub, "bob")
+    bob_home = hub.homes / "bob"
+    before = _snapshot(bob_home / "notebooks")
+    bob_pids = [p.pid for p in hub.server_processes("bob")]
+    runtime_files = sorted(str(p) for p in hub.runtime.rglob("*") if p.is_file())
+    names = " ".join(runtime_files)
+    # The targets exist, so a refusal is not a missing file.
+    for secret in ("jupyterhub_cookie_secret", "jupyterhub.sqlite", "passwords", "accounts.txt"):
+        assert secret in names, (secret, runtime_files)
+    assert bob_pids and before
+    targets = {"bob_home": str(bob_home), "bob_lesson": str(bob_home / "notebooks/00_start_here.ipynb"),
+               "runtime": str(hub.runtime), "runtime_files": runtime_files + [str(hub.log_path)],
+               "bob_pids": bob_pids, "hub_pid": hub.proc.pid}
+    run = _run(hub, "alice", "attack.ipynb", f"TARGETS = {json.dumps(json.dumps(targets))}\n" + ATTACK)
+    assert run.completed, run
+    results = json.loads((hub.homes / "alice" / "attack_results.json").read_text(encoding="utf-8"))
+    controls = {k: v for k, v in results.items() if k.startswith("CONTROL")}
+    attacks = {k: v for k, v in results.items() if not k.startswith("CONTROL")}
+    print(json.dumps(results, indent=1))      # shown by pytest -s, and on failure
+    assert set(controls.values()) == {"SUCCEEDED"}, controls
+    succeeded = [k for k, v in attacks.items() if v == "SUCCEEDED"]
+    assert not succeeded, f"{len(succeeded)} of {len(attacks)} attempts succeeded: {succeeded}"
+    assert len(attacks) >= 4 + len(runtime_files) + 3 * (len(bob_pids) + 1)
+    assert set(attacks.values()) <= {"PermissionError"}, attacks
+    # Bob's files unchanged, his server still running.
+    assert _snapshot(bob_home / "notebooks") == before
+    assert not (bob_home / "notebooks" / "from_alice.txt").exists()
+    assert all(psutil.pid_exists(pid) for pid in bob_pids)
+
+
+@pytest.mark.timeout(240)
+def test_a_kernel_past_the_memory_cap_fails_alone(hub):
+    cap = MEM_LIMIT_GB * 2**30
+    hog = ("import resource\n"
+           "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+           f"assert soft == hard == {cap}, (soft, hard)   # else never allocate: a real machine\n"
+           "try:\n"
+           f"    hog = bytearray({cap} + 2**30)\n"
+           "    outcome = 'allocated'\n"
+           "except MemoryError:\n"
+           "    outcome = 'MemoryError'\n"
+           "open('hog_result.txt', 'w', encoding='utf-8').write(outcome)\n")
+    bob_pids = [p.pid for p in hub.server_processes("bob")] or None
+    run = _run(hub, "alice", "hog.ipynb", hog)
+    assert run.completed or run.kernel_died, run
+    if run.completed:
+        outcome = (hub.homes / "alice" / "hog_result.txt").read_text(encoding="utf-8")
+        assert outcome == "MemoryError", outcome
+    # The classmate's kernel keeps running, and so does alice's server.
+    bob = _run(hub, "bob", "still_here.ipynb", "x = sum(range(10**6)); assert x > 0")
+    assert bob.completed, bob
+    if bob_pids:
+        assert all(psutil.pid_exists(pid) for pid in bob_pids[:1])
+    again = _run(hub, "alice", "after.ipynb", "print('alive')")
+    assert again.completed, again
+
+
+@pytest.mark.timeout(120)
+def test_each_student_has_an_account_of_their_own(hub):
+    for user in ("alice", "bob"):
+        _started(hub, user)
+        entry = pwd.getpwnam(hub.account_prefix + user)
+        assert entry.pw_shell.endswith(("nologin", "false")), entry.pw_shell
+        shadow = next(ln.split(":") for ln in Path("/etc/shadow").read_text(encoding="utf-8").splitlines()
+                      if ln.startswith(entry.pw_name + ":"))
+        assert shadow[1].startswith(("!", "*")), "no password: nobody logs in as the account"
+        home = os.stat(entry.pw_dir)
+        assert Path(entry.pw_dir) == hub.homes / user
+        assert (home.st_uid, stat.S_IMODE(home.st_mode)) == (entry.pw_uid, 0o700)
+        server = hub.server_processes(user)[0]
+        assert server.uids().real == entry.pw_uid and server.uids().effective == entry.pw_uid
+        lesson = Path(entry.pw_dir) / "notebooks" / "02_attention.ipynb"
+        assert lesson.stat().st_uid == entry.pw_uid, "the course is copied in as the student"
+    runtime = os.stat(hub.runtime)
+    assert (runtime.st_uid, stat.S_IMODE(runtime.st_mode)) == (0, 0o700)
+    listed = (hub.runtime / "accounts.txt").read_text(encoding="utf-8").split()
+    assert sorted(listed) == sorted(hub.account_prefix + u for u in ("alice", "bob"))
