@@ -55,12 +55,14 @@ STAMP = "course-installed.json"
 # same release as a CPU-only wheel. macOS and Windows wheels on PyPI are CPU builds.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
-# Another machine, simulated on this one (tests/portability.py): PyTorch's scalar
-# kernels, MKL's other matmul path and two threads change the last bits of floats.
-OTHER_MACHINE = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "COURSE_THREADS": "2"}
 # A system whose text encoding is not UTF-8 (Windows' cp1252 before Python 3.15),
 # simulated with the C locale: every text file must name its encoding.
 NON_UTF8 = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+# Another machine, simulated on this one (tests/portability.py): PyTorch's scalar
+# kernels, MKL's other matmul path and two threads change the last bits of floats; and
+# its text encoding is not UTF-8.
+OTHER_MACHINE = dict({"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
+                      "COURSE_THREADS": "2"}, **NON_UTF8)
 
 
 class CourseError(Exception):
@@ -319,9 +321,11 @@ def pytest_passes(args, system=None):
                  ["-m", "not browser"])
     else:
         first = ("every test", {}, [])
+    # The lessons ran on the simulated other machine, non-UTF-8, in the pass above (and the
+    # student versions in the first); every other test but the browser's runs there once more.
     return [first, other,
-            ("the tests again (not the browser's), on a simulated non-UTF-8 system: "
-             + describe(NON_UTF8), NON_UTF8, ["tests", "-m", "not browser"])]
+            ("the tests that do not execute whole lessons, again on a simulated non-UTF-8 "
+             "system: " + describe(NON_UTF8), NON_UTF8, ["tests", "-m", "not browser and not lessons"])]
 
 
 def cmd_test(args):
@@ -411,8 +415,9 @@ def parser():
 
     s = sub.add_parser("test", help="run every test (more passes than one, see --help)",
                        description="Without options: every test; then nbval over every lesson "
-                       "on a simulated other machine (%s); then the non-browser tests on a "
-                       "simulated non-UTF-8 system (%s). Other arguments go to pytest, "
+                       "on a simulated other machine (%s); then the tests that do not execute "
+                       "whole lessons (nor drive the browser) on a simulated non-UTF-8 system "
+                       "(%s). Other arguments go to pytest, "
                        "e.g. `test --fast tests/test_attention.py -k mask`."
                        % (describe(OTHER_MACHINE), describe(NON_UTF8)))
     group = s.add_mutually_exclusive_group()

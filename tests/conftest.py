@@ -64,7 +64,9 @@ def pytest_runtest_makereport(item, call):
 
 
 def pytest_collection_modifyitems(config, items):
-    """nbval cells execute notebooks: they belong to the slow tier."""
+    """nbval cells execute notebooks: they belong to the slow tier, and to the tests that
+    execute whole lessons."""
     for item in items:
         if item.fspath.ext == ".ipynb":
             item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.lessons)

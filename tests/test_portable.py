@@ -169,6 +169,7 @@ def test_the_extrapolation_claim_fails_when_a_model_extrapolates():
 
 
 @pytest.mark.slow
+@pytest.mark.lessons
 def test_one_lesson_twice_on_two_machines_gives_the_same_compared_outputs(tmp_path, monkeypatch):
     """Lesson 03 (many numeric facts, training included) executed plainly and on a simulated
     other machine: every output nbval compares must be identical."""

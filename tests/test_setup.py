@@ -152,6 +152,11 @@ def test_every_test_pass_is_in_the_test_command():
     assert envs[0] == {}
     assert course.OTHER_MACHINE in envs and course.NON_UTF8 in envs
     assert course.NON_UTF8 == {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    # One definition of the simulated other machine: a different CPU, not UTF-8.
+    from portability import OTHER_MACHINE_ENV
+    assert course.OTHER_MACHINE == OTHER_MACHINE_ENV
+    assert course.NON_UTF8.items() <= OTHER_MACHINE_ENV.items()
+    assert passes[2][2] == ["tests", "-m", "not browser and not lessons"]
     assert passes[0] == ("every test", {}, [])
     for system in ("Windows", "Darwin"):
         first = course.pytest_passes(args, system=system)[0]

@@ -109,6 +109,7 @@ def test_every_lesson_has_a_stub_for_every_solution():
 
 
 @pytest.mark.slow
+@pytest.mark.lessons
 @pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
 def test_student_version_runs_to_the_end(lesson, tmp_path, monkeypatch):
     """Executed top to bottom in a fresh kernel, on a simulated other machine: no cell may raise."""
