@@ -151,6 +151,12 @@ def test_remove_accounts_removes_what_the_hub_made(tmp_path):
         # An account the hub did not make is never taken over.
         with pytest.raises(accounts.AccountError, match="was not made by this hub"):
             accounts.ensure_account(tmp_path / "other", homes, prefix, "carol")
+        # Not while the hub runs (its pid file names a live process: this one, here).
+        (runtime / "jupyterhub.pid").write_text(str(os.getpid()), encoding="utf-8")
+        r = subprocess.run([sys.executable, HUB, "--remove-accounts", "--runtime", str(runtime)],
+                           capture_output=True, text=True, encoding="utf-8", timeout=120)
+        assert r.returncode == 1 and "still running" in r.stderr and pwd.getpwnam(prefix + "carol")
+        (runtime / "jupyterhub.pid").unlink()
         r = subprocess.run([sys.executable, HUB, "--remove-accounts", "--runtime", str(runtime)],
                            capture_output=True, text=True, encoding="utf-8", timeout=120)
         assert r.returncode == 0 and f"removed account {prefix}carol" in r.stdout, r

@@ -238,11 +238,26 @@ def main(argv=None) -> int:
     os.execv(str(jupyterhub), [str(jupyterhub), "-f", str(CONFIG)])
 
 
+def hub_pid(runtime: Path) -> int | None:
+    """The pid of the hub running from `runtime` (JupyterHub removes its pid file on exit)."""
+    try:
+        pid = int((runtime / "jupyterhub.pid").read_text(encoding="utf-8").strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
 def remove(runtime: Path) -> int:
     """--remove-accounts: one line if not root; else one line per account removed."""
     if os.geteuid() != 0:
         print("course.py hub: removing accounts needs root (sudo python3 course.py hub "
               "--remove-accounts)", file=sys.stderr)
+        return 1
+    running = hub_pid(runtime)
+    if running:
+        print(f"course.py hub: the hub of {runtime} is still running (pid {running}): stop it "
+              f"first (Ctrl-C, or kill {running})", file=sys.stderr)
         return 1
     if not accounts.ledger(runtime):
         print(f"no accounts listed in {runtime / accounts.LEDGER}: nothing to remove")
