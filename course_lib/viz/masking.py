@@ -75,6 +75,10 @@ def mask_grid(masks, labels=None, titles=None):
         k_labels = _labels("labels", lab[: m.shape[1]] if lab is not None else None, m.shape[1])
         _grid(ax, m.int().numpy(), _MASK_CMAP, q_labels, k_labels, title, vmin=0, vmax=1)
         ax.tick_params(labelsize=9)
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(color=_MASK_CMAP(1), label="may attend (True)"),
+                        Patch(color=_MASK_CMAP(0), label="blocked (False)")],
+               loc="outside lower center", ncols=2, fontsize=9, frameon=False)
     return fig
 
 
@@ -94,7 +98,9 @@ def masked_attention_panels(scores, mask, labels=None):
     k_labels = _labels("labels", labels[: s.shape[1]] if labels is not None else None, s.shape[1])
     masked = s.masked_fill(~m, float("-inf"))
     weights = torch.softmax(masked, dim=-1).nan_to_num(0.0)
-    lim = float(s.abs().max()) or 1.0
+    # The colour scale covers 95 % of the scores: one large score would otherwise wash out
+    # the rest. Scores beyond it are drawn at the end colour and printed in the first panel.
+    lim = float(torch.quantile(s.abs().flatten(), 0.95)) or float(s.abs().max()) or 1.0
     n = max(s.shape)
     # Three panels in the notebook column (≤ 9.5 in at 100 dpi: shown at full size).
     fig, axes = plt.subplots(1, 3, figsize=(9.5, 0.22 * n + 2.4), layout="constrained")
@@ -103,6 +109,9 @@ def masked_attention_panels(scores, mask, labels=None):
     axes[1].set_facecolor(_BLOCKED_FACE)
     im_s = _grid(axes[1], shown, "RdBu_r", q_labels, k_labels, "blocked → −∞", -lim, lim)
     annotate = n <= 10                               # bigger grids: the colours say it
+    for i, j in zip(*np.nonzero(s.abs().numpy() > lim)):
+        if annotate:
+            axes[0].text(j, i, f"{float(s[i, j]):.1f}", ha="center", va="center", fontsize=8, color="white")
     if annotate:
         for i, j in zip(*np.nonzero(~m.numpy())):
             axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=9, color="black")
@@ -113,7 +122,8 @@ def masked_attention_panels(scores, mask, labels=None):
             text = "0" if w == 0 else ("1" if w > 0.995 else f"{w:.2f}".lstrip("0"))  # exact 0 = blocked
             axes[2].text(j, i, text, ha="center", va="center", fontsize=8,
                          color="white" if w > 0.6 else "black")
-    fig.colorbar(im_s, ax=axes[:2], fraction=0.03, pad=0.02, label="score (grey: −∞)")
+    fig.colorbar(im_s, ax=axes[:2], fraction=0.03, pad=0.02, extend="both",
+                 label="score, left and middle panels (grey: −∞)")
     fig.colorbar(im, ax=axes[2], fraction=0.046, pad=0.04, label="weight")
     return fig
 

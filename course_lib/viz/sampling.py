@@ -24,10 +24,14 @@ def _check_probs(probs, labels):
 
 def _bars(ax, p, labels, top, title):
     top = min(top, p.shape[0])
-    values, idx = torch.topk(p, top)
-    names = [_label(labels[i]) for i in idx.tolist()]
+    # Most likely first; ties (the zeros top-k leaves) in the vocabulary's order, not topk's.
+    idx = sorted(range(p.shape[0]), key=lambda i: (-float(p[i]), str(labels[i])))[:top]
+    values = p[idx]
+    names = [_label(labels[i]) for i in idx]
     ax.bar(range(top), values.numpy(), color=["tab:blue" if v > 0 else "tab:gray" for v in values.tolist()])
     ax.set_xticks(range(top), names, fontfamily="monospace")
+    if (values == 0).any():
+        ax.set_xlabel("characters with probability 0 (cut by top-k) in alphabetical order", fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability")
     ax.set_title(title, fontsize=10)
