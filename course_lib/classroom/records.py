@@ -1,7 +1,8 @@
 """Where exercise verdicts are kept: one small JSON file on this machine.
 
-Each check writes its latest verdict to `~/.transformers-course/progress.json` (or
-$COURSE_PROGRESS_FILE). Nothing leaves the machine. A corrupt file is set aside, not trusted.
+Each check writes its latest verdict — and, when wrong, the hint it showed — to
+`~/.transformers-course/progress.json` (or $COURSE_PROGRESS_FILE). Nothing leaves the machine;
+on the class hub the file sits where the instructor's class board may read it (never the code). A corrupt file is set aside, not trusted.
 `course_lib.classroom.progress` turns the file into the table `show_progress()` prints; the two
 are apart so that the checkers (which record) and the table (which lists the checkers) do not
 import each other.
@@ -42,13 +43,15 @@ def _load(path: Path) -> tuple[dict, str | None]:
                     "and progress starts afresh")
 
 
-def record(exercise: str, lesson: str, status: str) -> None:
-    """Store the latest verdict of `exercise`. Never raises: progress is a convenience."""
+def record(exercise: str, lesson: str, status: str, hint: str = "") -> None:
+    """Store the latest verdict of `exercise`, with the hint it showed when wrong (never the
+    learner's code: the class board counts hints). Never raises: progress is a convenience."""
     path = progress_file()
     try:
         data, _ = _load(path)
         entry = data.get(exercise, {"lesson": lesson, "attempts": 0})
-        entry.update(lesson=lesson, last=status, attempts=entry.get("attempts", 0) + 1)
+        entry.update(lesson=lesson, last=status, attempts=entry.get("attempts", 0) + 1,
+                     hint=hint if status == "wrong" else "", time=round(time.time(), 1))
         entry["solved"] = entry.get("solved", False) or status == "ok"
         data[exercise] = entry
         path.parent.mkdir(parents=True, exist_ok=True)

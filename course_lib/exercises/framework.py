@@ -330,5 +330,5 @@ class Exercise:
         print(v)
         if record and not _DEMO[0]:
             from ..classroom.records import record as store   # local: progress is optional plumbing
-            store(self.name, self.lesson, v.status)
+            store(self.name, self.lesson, v.status, hint=v.message)
         return v

@@ -1,0 +1,111 @@
+"""The class board: every student × every exercise, and the hints the room sees now.
+
+Reads only the students' verdict records (course_lib.classroom.records: per exercise the
+last verdict, attempts, and the hint shown when wrong — never code), one folder per
+student: RECORDS/<student>/progress.json. Pure functions: records in, HTML out, so the
+page is tested and timed without a hub (benchmarks/class_board.py); the hub service that
+serves it to the instructor alone is to come (issue 20 §3).
+"""
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOLVED, WRONG, WAITING = "✅", "❌", "⏳"
+
+
+@dataclass
+class Board:
+    """What the page shows: cells[student][exercise] = (icon, attempts); hints[exercise] =
+    Counter of the hints students see now (their last check was wrong)."""
+
+    students: list[str]
+    exercises: list[tuple[str, str]]                 # (lesson, exercise), in course order
+    cells: dict[str, dict[str, tuple[str, int]]]
+    hints: dict[str, Counter] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def read_records(records: Path) -> tuple[dict[str, dict], list[str]]:
+    """{student: their records} from RECORDS/<student>/progress.json; students whose file is
+    unreadable or damaged are listed apart (shown, never guessed)."""
+    found, unreadable = {}, []
+    for folder in sorted(p for p in Path(records).iterdir() if p.is_dir()):
+        path = folder / "progress.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            found[folder.name] = data
+        except (OSError, ValueError):
+            unreadable.append(folder.name)
+    return found, unreadable
+
+
+def _cell(entry: dict | None) -> tuple[str, int]:
+    """(icon, checks run): the last check decides; a stub checked ("todo") is not yet."""
+    entry = entry or {}
+    last, attempts = entry.get("last"), int(entry.get("attempts", 0))
+    if last == "ok":
+        return SOLVED, attempts
+    if last in ("wrong", "crashed"):
+        return WRONG, attempts
+    return (SOLVED, attempts) if entry.get("solved") else (WAITING, 0)
+
+
+def build(records: dict[str, dict], exercises: dict[str, str], lesson: str | None = None,
+          unreadable=()) -> Board:
+    """The board for `exercises` ({name: lesson}), only `lesson`'s when given."""
+    chosen = sorted((les, name) for name, les in exercises.items() if lesson in (None, les))
+    students = sorted(records)
+    cells = {s: {name: _cell(records[s].get(name)) for _, name in chosen} for s in students}
+    hints: dict[str, Counter] = {}
+    for _, name in chosen:
+        seen = Counter(records[s][name].get("hint", "") for s in students
+                       if records[s].get(name, {}).get("last") == "wrong")
+        if seen:
+            hints[name] = seen
+    return Board(students, chosen, cells, hints, sorted(unreadable))
+
+
+def render(board: Board, lessons: list[str], lesson: str | None = None,
+           refresh_s: int = 5) -> str:
+    """The page: a lesson filter, the grid, then each exercise's hints by count."""
+    e = html.escape
+    options = "".join(f'<option value="{e(les)}"{" selected" if les == lesson else ""}>'
+                      f'lesson {e(les)}</option>' for les in lessons)
+    head = "".join(f'<th title="lesson {e(les)}">{e(name)}</th>' for les, name in board.exercises)
+    rows = []
+    for s in board.students:
+        cells = "".join(f'<td class="c">{icon}{f"<small>{n}</small>" if n else ""}</td>'
+                        for icon, n in (board.cells[s][name] for _, name in board.exercises))
+        rows.append(f"<tr><th>{e(s)}</th>{cells}</tr>")
+    hint_items = []
+    for _, name in board.exercises:
+        for hint, count in board.hints.get(name, Counter()).most_common():
+            hint_items.append(f"<li><b>{count} ×</b> <code>{e(name)}</code>: {e(hint) or '(no hint)'}</li>")
+    unreadable = (f'<p class="warn">Records unreadable: {e(", ".join(board.unreadable))}</p>'
+                  if board.unreadable else "")
+    return f"""<!doctype html><html><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="{refresh_s}"><title>Class board</title>
+<style>body{{font:14px system-ui,sans-serif;margin:1em}}table{{border-collapse:collapse}}
+th,td{{border:1px solid #ccc;padding:2px 6px}}td.c{{text-align:center}}small{{color:#666;margin-left:2px}}
+thead th{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}}.warn{{color:#a00}}</style>
+</head><body><h1>Class board</h1>
+<form><select name="lesson" onchange="this.form.submit()"><option value="">all lessons</option>{options}</select></form>
+<p>{len(board.students)} students · {SOLVED} solved · {WRONG} last check wrong · {WAITING} not yet
+(small number: checks run) · refreshes every {refresh_s} s</p>{unreadable}
+<table><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
+<h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>
+</body></html>"""
+
+
+def exercise_lessons() -> dict[str, str]:
+    """{exercise: lesson} from the checkers' registry."""
+    import course_lib.exercises  # noqa: F401  (fills the registry)
+    from course_lib.exercises.framework import REGISTRY
+
+    return {name: ex.lesson for name, ex in REGISTRY.items()}
