@@ -55,16 +55,33 @@ def test_every_control_redraws(model):
     assert _drawn(w)[0] == bars and _drawn(w)[1] != text          # same distribution, another draw
     c["temperature T"].value = 0.0
     greedy_bars, _ = _drawn(w)
-    assert greedy_bars[0] == 1.0 and sum(greedy_bars) == 1.0       # greedy: one-hot
+    assert greedy_bars == [1.0]                                    # greedy: one bar, no zero-height runners-up
     c["temperature T"].value = 1.0
     c["top-k (0 = off)"].value = 3
-    assert sum(b > 0 for b in _drawn(w)[0]) == 3
+    assert len(_drawn(w)[0]) == 3 and all(b > 0 for b in _drawn(w)[0])
     c["new tokens"].value = 40
     assert len(_drawn(w)[1]) == 4 + 40
     c["prompt"].value = "a time"
     assert _drawn(w)[1].startswith("a time")
     c["prompt"].value = ""                                         # an empty box continues "Once"
     assert _drawn(w)[1].startswith("Once")
+    plt.close("all")
+
+
+class SpecialCharTokenizer(CharTokenizer):
+    """Even ids play special tokens, as `<|endoftext|>` (id 0) does in SmolLM2's tokenizer."""
+    all_special_ids = list(range(0, len(CHARS), 2))
+
+
+def test_special_tokens_are_labelled(model):
+    for tokenizer, is_special in ((SpecialCharTokenizer(), lambda i: i % 2 == 0), (CharTokenizer(), lambda i: False)):
+        w = llm_generation_explorer(model, tokenizer, prompt="Once", tokens=5)
+        w.update()
+        ids = torch.topk(torch.softmax(model(torch.tensor([tokenizer.encode("Once")]), last_only=True)[0, -1], -1),
+                         15).indices.tolist()
+        labels = [t.get_text() for t in w.draw.last_figure.axes[0].get_xticklabels()]
+        assert [label.endswith(" (special)") for label in labels] == [is_special(i) for i in ids], labels
+        assert any(map(is_special, ids)) == (tokenizer.__class__ is SpecialCharTokenizer)
     plt.close("all")
 
 
@@ -82,10 +99,22 @@ def test_figures_draw_and_check_their_inputs():
     grid = torch.rand(5, 3)
     fig = head_weight_grid(grid, "t", top=2)
     assert sum(t.get_text() != "" for t in fig.axes[0].texts) == 2
+    fig = head_weight_grid(grid, "t", highlight=[(4, 0), (0, 2)])     # the cells the text discusses
+    assert [t.get_position() for t in fig.axes[0].texts] == [(0, 4), (2, 0)]
+    assert len(fig.axes[0].patches) == 2
+    with pytest.raises(ValueError, match=r"highlight \(5, 0\) is outside the 5 × 3 grid"):
+        head_weight_grid(grid, "t", highlight=[(5, 0)])
     with pytest.raises(ValueError, match=r"weights must be \(layers, heads\), got shape \(5,\)"):
         head_weight_grid(torch.rand(5), "t")
     fig = generation_panel("Once", " upon", ["a", " b"], [0.7, 0.3], 0.8, None)
     assert "top-k = all" in fig.axes[0].get_title()
+    fig = generation_panel("Once", " upon", ["a", "<|endoftext|>", "b"], [0.7, 0.3, 0.0], 0.8, None,
+                           special=[False, True, False])
+    assert len(fig.axes[0].patches) == 2                              # the zero-probability bar is left out
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["a", "<|endoftext|> (special)"]
+    assert "2 most likely with probability > 0" in fig.axes[0].get_title()
+    with pytest.raises(ValueError, match=r"got 1 special flags for 2 pieces"):
+        generation_panel("Once", "", ["a", "b"], [0.5, 0.5], 1.0, None, special=[True])
     with pytest.raises(ValueError, match=r"got 2 pieces for 1 probabilities"):
         generation_panel("Once", "", ["a", "b"], [1.0], 0.0, None)
     fig = cache_timing_plot(([1, 2, 3], [0.1, 0.1, 0.1]), ([1, 3], [0.1, 0.3]))

@@ -38,10 +38,10 @@ def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label):
 
 
 def block_comparison():
-    """The 2017 Transformer's decoder-style block (lesson 05, post-LN) next to a Llama block
-    (SmolLM2): what changed, box by box. Returns the Figure."""
+    """The 2017 paper's block (post-LN, as in lesson 05; without cross-attention) next to a
+    Llama block (SmolLM2): what changed, box by box. Returns the Figure."""
     fig, ax = plt.subplots(figsize=(10, 5.6))
-    _column(ax, 0.8, _BLOCK_2017, "2017 (lessons 03–06)", 2, 5, "× N, post-norm")
+    _column(ax, 0.8, _BLOCK_2017, "2017 paper (lesson 05's post-LN)", 2, 5, "× N, post-norm")
     _column(ax, 6.4, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm")
     ax.set_xlim(-0.4, 11)
     ax.set_ylim(-0.3, 9.9)
@@ -50,11 +50,12 @@ def block_comparison():
     return fig
 
 
-def head_weight_grid(weights, title, layer_label="layer", head_label="head", top=3):
+def head_weight_grid(weights, title, layer_label="layer", head_label="head", top=3, highlight=None):
     """One attention weight (say "it" -> "animal") for every layer and head, as a heatmap.
 
     weights: (layers, heads) in [0, 1]. The `top` largest cells are outlined and
-    labelled with their value. Returns the Figure.
+    labelled with their value — or, if `highlight` is given, exactly those
+    (layer, head) cells (say, the heads the text goes on to discuss). Returns the Figure.
     """
     w = torch.as_tensor(weights, dtype=torch.float32).detach()
     if w.dim() != 2:
@@ -62,6 +63,12 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ValueError(f"top must be an int >= 0, got {top!r}")
     layers, heads = w.shape
+    if highlight is None:
+        highlight = [divmod(i, heads) for i in torch.topk(w.flatten(), min(top, w.numel())).indices.tolist()]
+    highlight = [(int(layer), int(head)) for layer, head in highlight]
+    for layer, head in highlight:
+        if not (0 <= layer < layers and 0 <= head < heads):
+            raise ValueError(f"highlight ({layer}, {head}) is outside the {layers} × {heads} grid")
     fig, ax = plt.subplots(figsize=(3.2 + 0.35 * heads, 0.6 + 0.22 * layers))
     im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(heads))
@@ -69,8 +76,7 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
     ax.set_xlabel(head_label)
     ax.set_ylabel(layer_label)
     ax.set_title(title, fontsize=10)
-    for idx in torch.topk(w.flatten(), min(top, w.numel())).indices.tolist():
-        layer, head = divmod(idx, heads)
+    for layer, head in highlight:
         ax.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec="tab:red", lw=1.5))
         ax.text(head, layer, f"{w[layer, head]:.2f}", ha="center", va="center", fontsize=7,
                 color="white" if w[layer, head] > 0.5 else "black")
@@ -83,15 +89,25 @@ def _piece(text):
     return {"\n": "\\n", " ": "␣", "": "∅"}.get(text, text.replace("\n", "\\n").replace(" ", "␣"))
 
 
-def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80):
+def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80, special=None):
     """Generation seen from both ends: the distribution of the first new token (its most
     likely pieces, top) and the prompt with its continuation (bottom).
 
     top_pieces: the text of the most likely next tokens; top_probs: their probabilities
-    (after temperature and top-k). Spaces are drawn as ␣. Returns the Figure.
+    (after temperature and top-k). Only pieces with a probability > 0 get a bar (at T = 0,
+    one). special: one bool per piece, True for a tokenizer's special token (say
+    `<|endoftext|>`), drawn in another colour and labelled "(special)". Spaces are drawn
+    as ␣. Returns the Figure.
     """
     if len(top_pieces) != len(top_probs) or not top_pieces:
         raise ValueError(f"got {len(top_pieces)} pieces for {len(top_probs)} probabilities; need the same, ≥ 1")
+    special = [False] * len(top_pieces) if special is None else [bool(b) for b in special]
+    if len(special) != len(top_pieces):
+        raise ValueError(f"got {len(special)} special flags for {len(top_pieces)} pieces; need one each")
+    kept = [i for i, p in enumerate(top_probs) if float(p) > 0]
+    if not kept:
+        raise ValueError("every probability is 0: nothing to draw")
+    top_pieces, top_probs, special = ([seq[i] for i in kept] for seq in (top_pieces, top_probs, special))
     lines = []
     for para in (prompt + continuation).split("\n"):
         lines.extend(textwrap.wrap(para, width) or [""])
@@ -100,12 +116,15 @@ def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, t
     fig, (ax_p, ax_t) = plt.subplots(2, 1, figsize=(8.5, 2.7 + text_height),
                                      gridspec_kw={"height_ratios": [2.5, text_height]})
     probs = np.asarray(top_probs, dtype=float)
-    ax_p.bar(range(len(probs)), probs, color=["tab:blue" if p > 0 else "tab:gray" for p in probs])
-    ax_p.set_xticks(range(len(probs)), [_piece(p) for p in top_pieces], rotation=45, ha="right", fontsize=8)
+    ax_p.bar(range(len(probs)), probs, color=["tab:orange" if s else "tab:blue" for s in special])
+    ax_p.set_xticks(range(len(probs)), [_piece(p) + (" (special)" if s else "") for p, s in zip(top_pieces, special)],
+                    rotation=45, ha="right", fontsize=8)
+    ax_p.set_xlim(-0.6, max(len(probs), 5) - 0.4)   # one bar stays a bar, not a wall
     ax_p.set_ylim(0, 1.05)
     ax_p.set_ylabel("probability")
     mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
-    ax_p.set_title(f"first new token — {mode}, top-k = {'all' if top_k is None else top_k}", fontsize=10)
+    ax_p.set_title(f"first new token — {mode}, top-k = {'all' if top_k is None else top_k}: "
+                   f"the {len(probs)} most likely with probability > 0", fontsize=10)
     ax_t.axis("off")
     ax_t.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8.5,
               transform=ax_t.transAxes)

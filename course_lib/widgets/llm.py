@@ -12,7 +12,14 @@ from .sampling import CONTROL_STYLE, sampling_controls
 
 __all__ = ["llm_generation_explorer"]
 
-_SHOWN = 15   # bars: the most likely next tokens
+_SHOWN = 15   # bars: the most likely next tokens (those with probability > 0)
+
+
+def _special_ids(tokenizer):
+    """Ids of the tokenizer's special tokens (`<|endoftext|>`, `<reponame>` …), if it has any."""
+    ids = set(getattr(tokenizer, "all_special_ids", None) or [])
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return ids | {int(i) for i, t in added.items() if getattr(t, "special", False)}
 
 
 def _draw(model, tokenizer, prompt, temperature, top_k, tokens, seed):
@@ -24,11 +31,13 @@ def _draw(model, tokenizer, prompt, temperature, top_k, tokens, seed):
     with torch.no_grad():
         logits = model(ids, last_only=True)[0, -1]
     probs = next_token_probs(logits, temperature, k)
-    top = torch.topk(probs, min(_SHOWN, probs.shape[-1]))
+    top = torch.topk(probs, min(_SHOWN, int((probs > 0).sum())))          # only tokens that can be drawn
     pieces = [tokenizer.decode([i]) for i in top.indices.tolist()]
+    special = _special_ids(tokenizer)
     text = generate_text(model, tokenizer, prompt, tokens, temperature, k, seed)
     continuation = text[len(prompt):] if text.startswith(prompt) else text
-    return generation_panel(prompt, continuation, pieces, top.values.tolist(), temperature, k)
+    return generation_panel(prompt, continuation, pieces, top.values.tolist(), temperature, k,
+                            special=[i in special for i in top.indices.tolist()])
 
 
 def llm_generation_explorer(model, tokenizer, prompt="Once upon a time", tokens=30):
