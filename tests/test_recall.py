@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from course_lib.experiments.recall import (N_SYMBOLS, QUERY, VOCAB_SIZE, RecallAttention, RecallRNN, decode,
-                               recall_accuracy, recall_batch, train_recall)
+                               first_symbol_share, recall_accuracy, recall_batch, train_recall)
 
 
 @pytest.fixture(autouse=True)
@@ -55,6 +55,20 @@ def test_rnn_learns_recall_over_two_distractors():
     model = RecallRNN(d_model=32)
     train_recall(model, 2, max_steps=300, seed=0)
     assert recall_accuracy(model, 2, n_eval=300) > 0.95
+    # a model that answers right must hold the symbol in its last state...
+    assert first_symbol_share(model, 2) > 0.9
+    # ... while an untrained one, like the ones that fail to learn under many distractors, has
+    # nothing of it left in h_n after 32 of them
+    torch.manual_seed(0)
+    assert first_symbol_share(RecallRNN(d_model=32), 32) < 0.01
+
+
+def test_first_symbol_share_reads_only_an_rnn():
+    torch.manual_seed(0)
+    share = first_symbol_share(RecallRNN(d_model=8), 0, count=20)
+    assert 0.0 < share <= 1.0
+    with pytest.raises(TypeError, match="reads a RecallRNN's hidden state, got RecallAttention"):
+        first_symbol_share(RecallAttention(8), 2)
 
 
 @pytest.mark.parametrize("call, message", [

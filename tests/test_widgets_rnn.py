@@ -118,3 +118,16 @@ def test_bad_arguments_are_named(call, message):
     with pytest.raises(ValueError, match=message):
         call()
     plt.close("all")
+
+
+def test_gradient_figure_axis_fits_every_curve():
+    """No curve leaves the plot (ρ = 0.5 falls to ~1e-30 in 100 linear steps) and no decade above
+    the largest value is left empty (the axis once ran to 1e12 with no data above 1e4)."""
+    radii, T = (0.5, 1.1), 100
+    fig = gradient_norm_figure(radii=radii, nonlinearities=("linear", "tanh"), T=T)
+    low, high = fig.axes[0].get_ylim()
+    values = torch.cat([jacobian_norms(r, nl, T) for r in radii for nl in ("linear", "tanh")])
+    values = values[values > 0]
+    assert low <= values.min().item() and values.max().item() <= high
+    assert high <= 10 * values.max().item() and low >= values.min().item() / 10
+    plt.close("all")

@@ -19,7 +19,7 @@ from torch.nn import functional as F
 from .._checks import check_positive_int, check_token_ids
 from ..nn.layers import MultiHeadAttention
 
-__all__ = [
+__all__ = ["first_symbol_share", 
     "N_SYMBOLS", "N_DISTRACTORS", "QUERY", "VOCAB_SIZE",
     "recall_batch", "decode", "RecallRNN", "RecallAttention",
     "train_recall", "recall_accuracy",
@@ -139,3 +139,29 @@ def recall_accuracy(model, n, n_eval=1000, seed=12345):
     model.eval()
     tokens, targets = recall_batch(n, n_eval, torch.Generator().manual_seed(seed))
     return (model(tokens).argmax(-1) == targets).float().mean().item()
+
+
+def first_symbol_share(model, n, count=200, seed=123):
+    """How much of a RecallRNN's last hidden state h_n the opening symbol still decides.
+
+    `count` random sequences with n distractors are each run with every possible opening
+    symbol (the distractors unchanged). Returns the share, in [0, 1], of h_n's variance
+    that is explained by the symbol: near 1 when h_n still holds it, near 0 when the one
+    fixed-size state has lost it under the distractors (the RNN's bottleneck).
+    """
+    if not isinstance(model, RecallRNN):
+        raise TypeError(f"first_symbol_share reads a RecallRNN's hidden state, got {type(model).__name__}")
+    _check_n(n)
+    check_positive_int("count", count)
+    tokens, _ = recall_batch(n, count, generator=torch.Generator().manual_seed(seed))
+    last = []
+    with torch.no_grad():
+        for symbol in range(N_SYMBOLS):
+            t = tokens.clone()
+            t[:, 0] = symbol                                   # only the opening symbol changes
+            h, _ = model.rnn(model.embed(t))                    # (count, n + 2, d_model)
+            last.append(h[:, -1])
+    h_n = torch.stack(last)                                     # (symbols, count, d_model)
+    between = h_n.var(dim=0, unbiased=False).sum(-1).mean()    # spread due to the symbol alone
+    total = h_n.reshape(-1, h_n.shape[-1]).var(dim=0, unbiased=False).sum()
+    return min(1.0, (between / total).item()) if total > 0 else 0.0   # 1 + rounding is still 1

@@ -154,12 +154,23 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
         raise ValueError("nonlinearities must list at least one of 'linear', 'tanh', 'relu'")
     fig, axes = plt.subplots(1, len(nonlinearities), figsize=(5.2 * len(nonlinearities), 3.8),
                              sharey=True, squeeze=False)
+    shown = []                                       # every plotted value: the axis fits them all
     for ax, nl in zip(axes[0], nonlinearities):
         for r in radii:
-            _plot_norms(ax, jacobian_norms(r, nl, T, input_scale=input_scale), color=_COLORS.get(r), label=f"ρ = {r:g}")
+            norms = jacobian_norms(r, nl, T, input_scale=input_scale)
+            _plot_norms(ax, norms, color=_COLORS.get(r), label=f"ρ = {r:g}")
+            shown.append(norms[norms > 0])
         title = "σ = identity (linear RNN)" if nl == "linear" else f"σ = {nl}"
         ax.set(xlabel="steps t from h_0 to h_t", title=title)
-        ax.set_ylim(1e-16, 1e12)
+    shown = torch.cat(shown)
+    if len(shown):   # whole decades around the data, so no curve leaves the plot and no decade is empty
+        low, high = math.floor(math.log10(shown.min().item())), math.ceil(math.log10(shown.max().item()))
+        high = max(high, low + 1)
+        axes[0][0].set_ylim(10.0 ** low, 10.0 ** high)
+        step = next(s for s in (1, 2, 5, 10, 20) if (high - low) / s <= 8)   # at most ~8 labels, 10^0 among them
+        axes[0][0].set_yticks([10.0 ** k for k in range(low - low % step, high + 1, step) if k >= low])
+        axes[0][0].yaxis.set_minor_locator(ticker.NullLocator())
+    for ax in axes[0]:
         ax.axhline(1.0, color="gray", lw=0.8, ls=":")
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("‖∂h_t / ∂h_0‖")
