@@ -152,6 +152,7 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
         ax.set_yscale(yscale)
         ax.set(xlabel="d_k", title=title)
         ax.grid(True, alpha=0.3)
+        _plain_ticks(ax, d_values)
     axes[1].axhline(1 / n_keys, color="gray", ls=":", lw=1)
     axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=9, color="0.35")
     axes[1].set_ylim(0, 1.05)
@@ -162,6 +163,24 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
 
 
 D_K_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+_ROUND_TICKS = [k * 10.0 ** e for e in range(-4, 5) for k in (1, 2, 5)]
+
+
+def _plain_ticks(ax, ds):
+    """x: every other d_k as a plain number (1, 4, 16 …); a log y axis labelled at round
+    values (0.05, 0.1, 0.2 …, or 1, 10, 100 …) written as plain decimals, not 3×10⁻¹."""
+    ax.set_xticks(ds[::2], [str(d) for d in ds[::2]])
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    if ax.get_yscale() == "log":
+        low, high = ax.get_ylim()
+        decades = math.log10(high / low)
+        candidates = [t for t in _ROUND_TICKS if low <= t <= high]
+        if decades > 2:                       # many decades: powers of ten only
+            candidates = [t for t in candidates if f"{t:g}".lstrip("0.").startswith("1")]
+        ax.set_yticks(candidates, [f"{t:g}" for t in candidates])
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.set_ylim(low, high)
 
 
 def _plain_log_ticks(ax, ds):
