@@ -16,13 +16,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "deploy" / "hub"))
 import client  # noqa: E402
 
 LESSON00 = "notebooks/00_start_here.ipynb"
-PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22"}
+PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22", "teacher": "teacher-pass-3"}
 SERVERS_ENV = ROOT / ".venv-servers"
 MEM_LIMIT_GB = 4
 
@@ -35,7 +36,7 @@ def _leftover_accounts(prefix: str) -> list[str]:
 
 @pytest.fixture(scope="session")
 def hub():
-    extra = ["--cull-timeout", "600"]
+    extra = ["--cull-timeout", "600", "--admin", "teacher"]
     if os.geteuid() == 0:
         if not (SERVERS_ENV / "bin" / "jupyterhub-singleuser").is_file():
             pytest.skip("as root, students' servers run as their own accounts from "
@@ -58,3 +59,28 @@ def hub():
         for name in left:                               # last resort; the test still fails
             subprocess.run(["userdel", name], capture_output=True, timeout=60)
         assert not left, f"the hub's removal command left accounts behind: {left}"
+
+
+# ------------------------------------------------------------------ running code as a student
+def started(hub, user: str) -> str:
+    """The user's server running; their API token (made once)."""
+    hub.start_server(user)
+    tokens = hub.__dict__.setdefault("tokens", {})
+    if user not in tokens:
+        tokens[user] = hub.user_token(user)
+    return tokens[user]
+
+
+def put_notebook(hub, user: str, token: str, name: str, code: str) -> None:
+    """Save a one-cell notebook in the user's home through their own server (as them)."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    r = requests.put(f"{hub.url}/user/{user}/api/contents/{name}",
+                     headers={"Authorization": f"token {token}"}, timeout=60,
+                     json={"type": "notebook", "format": "json", "content": nb})
+    assert r.status_code in (200, 201), r.text[:300]
+
+
+def run_as_student(hub, user: str, name: str, code: str) -> client.Run:
+    token = started(hub, user)
+    put_notebook(hub, user, token, name, code)
+    return client.run_notebook(hub.url, user, token, name, cell_timeout=120)

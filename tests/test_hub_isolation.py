@@ -20,37 +20,14 @@ import pytest
 import requests
 
 import client
-from hub_fixture import MEM_LIMIT_GB, PASSWORDS  # the session's `hub`: conftest.py
+from hub_fixture import MEM_LIMIT_GB, PASSWORDS, run_as_student as _run, started as _started
+# (the session's `hub` fixture: conftest.py)
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
                        reason="one Unix account per student needs the hub to run as root"),
 ]
-
-
-def _started(hub, user: str) -> str:
-    """The user's server running; their API token (made once)."""
-    hub.start_server(user)
-    tokens = hub.__dict__.setdefault("tokens", {})
-    if user not in tokens:
-        tokens[user] = hub.user_token(user)
-    return tokens[user]
-
-
-def _put_notebook(hub, user: str, token: str, name: str, code: str) -> None:
-    """Save a one-cell notebook in the user's home through their own server (as them)."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
-    r = requests.put(f"{hub.url}/user/{user}/api/contents/{name}",
-                     headers={"Authorization": f"token {token}"}, timeout=60,
-                     json={"type": "notebook", "format": "json", "content": nb})
-    assert r.status_code in (200, 201), r.text[:300]
-
-
-def _run(hub, user: str, name: str, code: str) -> client.Run:
-    token = _started(hub, user)
-    _put_notebook(hub, user, token, name, code)
-    return client.run_notebook(hub.url, user, token, name, cell_timeout=120)
 
 
 def _snapshot(folder: Path) -> dict[str, str]:
@@ -170,4 +147,5 @@ def test_each_student_has_an_account_of_their_own(hub):
     runtime = os.stat(hub.runtime)
     assert (runtime.st_uid, stat.S_IMODE(runtime.st_mode)) == (0, 0o700)
     listed = (hub.runtime / "accounts.txt").read_text(encoding="utf-8").split()
-    assert sorted(listed) == sorted(hub.account_prefix + u for u in ("alice", "bob"))
+    assert sorted(listed) == sorted(hub.account_prefix + u
+                                    for u in ("alice", "bob", "teacher", "class-board"))

@@ -14,7 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOLVED, WRONG, WAITING = "✅", "❌", "⏳"
+# Marks every font has (a projector's browser may have no emoji font), with a colour each.
+SOLVED, WRONG, WAITING = "✓", "✗", "·"
+_CLASS = {SOLVED: "ok", WRONG: "wrong", WAITING: "wait"}
 
 
 @dataclass
@@ -33,6 +35,8 @@ def read_records(records: Path) -> tuple[dict[str, dict], list[str]]:
     """{student: their records} from RECORDS/<student>/progress.json; students whose file is
     unreadable or damaged are listed apart (shown, never guessed)."""
     found, unreadable = {}, []
+    if not Path(records).is_dir():               # no student has checked anything yet
+        return found, unreadable
     for folder in sorted(p for p in Path(records).iterdir() if p.is_dir()):
         path = folder / "progress.json"
         try:
@@ -80,7 +84,7 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
     head = "".join(f'<th title="lesson {e(les)}">{e(name)}</th>' for les, name in board.exercises)
     rows = []
     for s in board.students:
-        cells = "".join(f'<td class="c">{icon}{f"<small>{n}</small>" if n else ""}</td>'
+        cells = "".join(f'<td class="c {_CLASS[icon]}">{icon}{f"<small>{n}</small>" if n else ""}</td>'
                         for icon, n in (board.cells[s][name] for _, name in board.exercises))
         rows.append(f"<tr><th>{e(s)}</th>{cells}</tr>")
     hint_items = []
@@ -92,11 +96,14 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
     return f"""<!doctype html><html><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{refresh_s}"><title>Class board</title>
 <style>body{{font:14px system-ui,sans-serif;margin:1em}}table{{border-collapse:collapse}}
-th,td{{border:1px solid #ccc;padding:2px 6px}}td.c{{text-align:center}}small{{color:#666;margin-left:2px}}
+th,td{{border:1px solid #ccc;padding:2px 6px}}td.c{{text-align:center;font-weight:bold}}
+small{{color:#444;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.wrong{{background:#f6c6c6}}
+.wait{{color:#999}}
 thead th{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}}.warn{{color:#a00}}</style>
 </head><body><h1>Class board</h1>
 <form><select name="lesson" onchange="this.form.submit()"><option value="">all lessons</option>{options}</select></form>
-<p>{len(board.students)} students · {SOLVED} solved · {WRONG} last check wrong · {WAITING} not yet
+<p>{len(board.students)} students · <span class="ok">{SOLVED}</span> solved ·
+<span class="wrong">{WRONG}</span> last check wrong · {WAITING} not yet
 (small number: checks run) · refreshes every {refresh_s} s</p>{unreadable}
 <table><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
 <h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>

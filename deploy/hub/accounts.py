@@ -159,3 +159,22 @@ def remove_accounts(runtime: Path, say=print) -> int:
         say(f"removed account {name} (its home {home} kept, now root's)")
     (Path(runtime) / LEDGER).write_text("".join(n + "\n" for n in names), encoding="utf-8")
     return 0
+
+
+BOARD = "class-board"       # the class board's account: PREFIX + this
+
+
+def prepare_records(records: Path, students: list[pwd.struct_passwd], users: list[str],
+                    board: pwd.struct_passwd) -> None:
+    """RECORDS/<student>/ for each student's verdict records: the student's, readable by
+    the board's group alone (setgid: every file written there is that group's); RECORDS
+    itself is listed by the board's group, only passed through by the students."""
+    records = Path(records)
+    records.mkdir(parents=True, exist_ok=True)
+    os.chown(records, 0, board.pw_gid)
+    records.chmod(0o751)
+    for user, entry in zip(users, students):
+        folder = records / user
+        folder.mkdir(exist_ok=True)
+        os.chown(folder, entry.pw_uid, board.pw_gid, follow_symlinks=False)
+        folder.chmod(0o2750)

@@ -74,7 +74,7 @@ def read_users(users: str | None, roster: str | None) -> list[str]:
     if not names:
         raise HubConfigError("no students given: use --users alice,bob or --roster FILE "
                              "(python course.py hub --users alice,bob)")
-    bad = [n for n in names if not _NAME.match(n)]
+    bad = [n for n in names if not _NAME.match(n) or n == accounts.BOARD]
     if bad:
         raise HubConfigError(f"user names must be lowercase letters, digits, '.', '_' or '-' "
                              f"(got {', '.join(map(repr, bad[:3]))})")
@@ -144,6 +144,9 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
     env = {
         "COURSE_HUB_RUNTIME": str(runtime),
         "COURSE_HUB_HOMES": str(homes_folder(args, runtime)),
+        # The students' verdict records, for the class board: beside the runtime folder.
+        "COURSE_HUB_RECORDS": str(runtime.parent / "records"),
+        "COURSE_HUB_BOARD_PORT": str(free_port()),
         "COURSE_HUB_ISOLATION": mode,
         "COURSE_HUB_ACCOUNT_PREFIX": args.account_prefix,
         "COURSE_HUB_MEM_LIMIT": str(parse_size(args.mem_limit)),
@@ -177,8 +180,13 @@ def make_accounts(env: dict[str, str], runtime: Path) -> None:
     homes = Path(env["COURSE_HUB_HOMES"])
     homes.mkdir(parents=True, exist_ok=True)
     homes.chmod(0o755)
-    entries = [accounts.ensure_account(runtime, homes, env["COURSE_HUB_ACCOUNT_PREFIX"], u)
-               for u in env["COURSE_HUB_USERS"].split(",")]
+    prefix, users = env["COURSE_HUB_ACCOUNT_PREFIX"], env["COURSE_HUB_USERS"].split(",")
+    entries = [accounts.ensure_account(runtime, homes, prefix, u) for u in users]
+    board = accounts.ensure_account(runtime, homes, prefix, accounts.BOARD)
+    students = [(u, e) for u, e in zip(users, entries)
+                if u not in env["COURSE_HUB_ADMINS"].split(",")]        # the board shows students
+    accounts.prepare_records(Path(env["COURSE_HUB_RECORDS"]), [e for _, e in students],
+                             [u for u, _ in students], board)
     accounts.check_can_run(entries[0], Path(env["COURSE_HUB_SERVERS_BIN"]) / "python")
 
 

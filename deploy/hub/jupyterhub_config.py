@@ -118,6 +118,12 @@ async def copy_course_as_student(spawner):
 
 c.Spawner.pre_spawn_hook = copy_course_as_student if ISOLATED else copy_course
 
+# Each student's checkers write their verdicts (and hints, never code) where the board reads.
+RECORDS = Path(env["COURSE_HUB_RECORDS"])
+# An instructor's own checks stay in their home ("" = the default place): not on the board.
+c.Spawner.environment["COURSE_PROGRESS_FILE"] = lambda spawner: (
+    "" if spawner.user.name in ADMINS else str(RECORDS / spawner.user.name / "progress.json"))
+
 # ---------------------------------------------------------------- idle culling, and the course's own service
 CULL_TIMEOUT = int(env.get("COURSE_HUB_CULL_TIMEOUT", "3600"))
 c.JupyterHub.services = [{
@@ -130,6 +136,25 @@ c.JupyterHub.load_roles = [{
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
 }]
+# The class board (deploy/board/service.py), for the instructors (the hub's admins) only.
+BOARD_SCOPE = "custom:class-board:view"
+board_service = {
+    "name": "class-board",
+    "url": f"http://127.0.0.1:{env['COURSE_HUB_BOARD_PORT']}",
+    "command": [str(SERVERS_BIN / "python"), str(HERE.parent / "board" / "service.py")],
+    "environment": {"COURSE_BOARD_RECORDS": str(RECORDS), "PYTHONUTF8": "1",
+                    "PATH": f"{SERVERS_BIN}:/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    "oauth_no_confirm": True,
+    "oauth_client_allowed_scopes": [BOARD_SCOPE],
+}
+if ISOLATED:                 # its own account: the records' group, nothing of the homes
+    board_service["user"] = env["COURSE_HUB_ACCOUNT_PREFIX"] + accounts.BOARD
+c.JupyterHub.services.append(board_service)
+c.JupyterHub.custom_scopes = {BOARD_SCOPE: {
+    "description": "See the class board: every student's verdicts and the hints they see"}}
+c.JupyterHub.load_roles.append({"name": "teacher", "users": sorted(ADMINS),
+                                "scopes": [BOARD_SCOPE, "access:services!service=class-board"]})
+
 if env.get("COURSE_HUB_SERVICE_TOKEN"):
     # Tests and the load benchmark drive the hub with this admin token (made
     # at random by whoever starts the hub; never written to disk).

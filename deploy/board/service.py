@@ -1,0 +1,63 @@
+"""The class board as a JupyterHub service, at /services/class-board/ (issue 20 §3).
+
+Started by the hub (jupyterhub_config.py), as its own Unix account when the hub runs as
+root: that account may read the students' verdict records (RECORDS/<student>/, group
+readable by it alone) and nothing else of theirs. Visitors log in through the hub's
+OAuth; only a token carrying the scope `custom:class-board:view` — given to the hub's
+admins by the `teacher` role — sees the page: a student gets 403.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
+from jupyterhub.utils import url_path_join
+from tornado import ioloop, web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import board  # noqa: E402
+
+VIEW_SCOPE = "custom:class-board:view"
+
+
+class BoardHandler(HubOAuthenticated, web.RequestHandler):
+    """GET: the board, every lesson or ?lesson=NN; re-read from the records each time."""
+
+    hub_scopes = {VIEW_SCOPE}
+
+    @web.authenticated
+    def get(self):
+        lesson = self.get_argument("lesson", "") or None
+        records, unreadable = board.read_records(self.settings["records"])
+        exercises = self.settings["exercises"]
+        if lesson and lesson not in set(exercises.values()):
+            raise web.HTTPError(400, f"no lesson {lesson!r}")
+        page = board.render(board.build(records, exercises, lesson, unreadable),
+                            sorted(set(exercises.values())), lesson)
+        self.set_header("Cache-Control", "no-store")
+        self.finish(page)
+
+
+def make_app() -> web.Application:
+    prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
+    return web.Application(
+        [(prefix, BoardHandler),
+         (url_path_join(prefix, "oauth_callback"), HubOAuthCallbackHandler),
+         (prefix.rstrip("/"), web.RedirectHandler, {"url": prefix})],
+        cookie_secret=secrets.token_bytes(32),      # per start: a restart asks to log in again
+        records=Path(os.environ["COURSE_BOARD_RECORDS"]),
+        exercises=board.exercise_lessons())
+
+
+def main() -> None:
+    url = os.environ["JUPYTERHUB_SERVICE_URL"]
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    make_app().listen(port, address="127.0.0.1")
+    ioloop.IOLoop.current().start()
+
+
+if __name__ == "__main__":
+    main()

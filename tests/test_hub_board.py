@@ -1,0 +1,131 @@
+"""The class board on the class hub (issue 20 §3): two students run a lesson-02 check in
+their own servers — alice's right, bob's with a planted mistake — and the instructor's
+board at /services/class-board/ shows both, with bob's hint, within 10 s; a student
+asking for the board gets 403; the board's account may read the verdict records and
+nothing else (its group owns RECORDS/<student>/, mode 2750; homes stay 700)."""
+from __future__ import annotations
+
+import html
+import os
+import re
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "deploy" / "board"))
+import client  # noqa: E402
+from board import SOLVED, WRONG  # noqa: E402
+from hub_fixture import PASSWORDS, ROOT, run_as_student  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+CHECK = ("import course_lib.exercises\n"
+         "from course_lib.exercises.framework import REGISTRY\n"
+         "ex = REGISTRY[{name!r}]\n"
+         "verdict = ex.check({fn})\n")
+
+
+def _exercise():
+    import course_lib.exercises  # noqa: F401  (fills the registry)
+    from course_lib.exercises.framework import REGISTRY
+    return next(ex for name, ex in sorted(REGISTRY.items()) if ex.lesson == "02" and ex.mistakes)
+
+
+def _cell(page: str, student: str, exercise: str) -> str:
+    """The text of `student`'s cell in `exercise`'s column of the board's table."""
+    columns = re.findall(r'<th title="lesson \d+">([^<]+)</th>', page)
+    row = re.search(rf"<tr><th>{re.escape(student)}</th>(.*?)</tr>", page)
+    assert row, f"no row for {student}"
+    cells = re.findall(r'<td class="c \w+">(.*?)</td>', row.group(1))
+    return cells[columns.index(exercise)]
+
+
+def _run_checks(hub):
+    """Alice's check right, bob's with the exercise's first planted mistake (once)."""
+    ex = _exercise()
+    if not getattr(hub, "board_checks_done", False):
+        for user, fn in (("alice", "ex.reference"), ("bob", "ex.mistakes[0].fn")):
+            run = run_as_student(hub, user, f"check_{user}.ipynb", CHECK.format(name=ex.name, fn=fn))
+            assert run.completed, run
+        hub.board_checks_done = True
+    return ex, ex.mistakes[0].hint
+
+
+@pytest.mark.timeout(300)
+def test_the_board_shows_each_check_to_the_teacher_only(hub):
+    ex, hint = _run_checks(hub)
+    checked = time.monotonic()
+    teacher = client.login(hub.url, "teacher", PASSWORDS["teacher"])
+    url = f"{hub.url}/services/class-board/?lesson=02"
+    page = ""
+    while time.monotonic() - checked < 10:
+        r = teacher.get(url, timeout=10)
+        page = r.text if r.status_code == 200 else ""
+        if "<tr><th>alice</th>" in page and "<tr><th>bob</th>" in page:
+            break
+        time.sleep(0.5)
+    assert "<tr><th>bob</th>" in page, \
+        f"board not shown within 10 s: {r.status_code} {r.text[:300]}\n{hub.log_tail(3000)}"
+    assert _cell(page, "alice", ex.name).startswith(SOLVED)
+    assert _cell(page, "bob", ex.name).startswith(WRONG)
+    assert "<tr><th>teacher</th>" not in page, "the board lists students, not instructors"
+    assert f"<b>1 ×</b> <code>{ex.name}</code>: {html.escape(hint)}" in page
+
+    student = client.login(hub.url, "alice", PASSWORDS["alice"])
+    r = student.get(url, timeout=30)
+    assert r.status_code == 403 and "<tr><th>bob</th>" not in r.text
+
+
+@pytest.mark.timeout(60)
+def test_the_records_are_the_students_readable_by_the_board_alone(hub):
+    if os.geteuid() != 0:
+        pytest.skip("accounts need root")
+    import pwd
+    board = pwd.getpwnam(hub.account_prefix + "class-board")
+    for user in ("alice", "bob"):
+        folder = os.stat(hub.base / "records" / user)
+        assert folder.st_uid == pwd.getpwnam(hub.account_prefix + user).pw_uid
+        assert (folder.st_gid, stat.S_IMODE(folder.st_mode)) == (board.pw_gid, 0o2750)
+        home = os.stat(hub.homes / user)
+        assert stat.S_IMODE(home.st_mode) == 0o700 and home.st_gid != board.pw_gid
+    records = os.stat(hub.base / "records")
+    assert (records.st_uid, records.st_gid, stat.S_IMODE(records.st_mode)) == (0, board.pw_gid, 0o751)
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(300)
+def test_the_board_in_chromium_at_1366x768(hub):
+    """The instructor's view as projected: logged in through the hub's form, the board shows
+    both students and bob's hint within 10 s of their checks; a student's browser gets 403."""
+    from playwright.sync_api import sync_playwright
+
+    from browser_support import launch_chromium
+
+    ex, hint = _run_checks(hub)
+    shot = ROOT / "test-artifacts" / "class-board-1366x768.png"
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            for user in ("teacher", "alice"):
+                page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+                page.goto(f"{hub.url}/hub/login", timeout=60_000)
+                page.fill("#username_input", user)
+                page.fill("#password_input", PASSWORDS[user])
+                page.click("#login_submit")
+                page.wait_for_url("**/user/**", timeout=120_000)
+                t0 = time.monotonic()
+                response = page.goto(f"{hub.url}/services/class-board/?lesson=02", timeout=60_000)
+                if user == "alice":
+                    assert response.status == 403 and "bob" not in page.inner_text("body")
+                    continue
+                page.get_by_text(html.unescape(hint)[:40]).first.wait_for(timeout=10_000)
+                assert time.monotonic() - t0 < 10
+                text = page.inner_text("table")
+                assert "alice" in text and "bob" in text and SOLVED in text and WRONG in text
+                assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+                page.screenshot(path=str(shot), full_page=False)
+        finally:
+            browser.close()
