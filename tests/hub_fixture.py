@@ -42,6 +42,8 @@ def hub():
             pytest.skip("as root, students' servers run as their own accounts from "
                         ".venv-servers: `python3 course.py test` builds it")
         extra += ["--servers-env", str(SERVERS_ENV), "--mem-limit", f"{MEM_LIMIT_GB}G"]
+    else:                         # one Unix user for all: the tests' students trust each other
+        extra += ["--shared-unix-user"]
     h = client.Hub(["alice", "bob"], extra_args=extra)
     # Bob's folder already holds his own edited lesson 00 (from an earlier term,
     # or a copy he made): it must survive his first login untouched.
