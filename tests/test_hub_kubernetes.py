@@ -143,3 +143,58 @@ def test_the_image_runs_the_charts_jupyterhub():
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     pins = [p for p in pip if p.lower().startswith("jupyterhub==")]
     assert pins == [f"jupyterhub=={chart_hub_version()}"], pins
+
+
+# ------------------------------------------------------------------ the class board, deployed beside the chart
+def _board_manifests() -> dict[str, dict]:
+    docs = yaml.safe_load_all((K8S / "class-board.yaml").read_text(encoding="utf-8"))
+    return {d["kind"]: d for d in docs if d}
+
+
+def test_the_class_board_is_registered_for_the_teacher_only(values):
+    import sys
+    sys.path.insert(0, str(ROOT / "deploy" / "board"))
+    import service
+
+    hub = values["hub"]
+    board = hub["services"]["class-board"]
+    assert board["oauth_client_allowed_scopes"] == [service.VIEW_SCOPE]
+    role = hub["loadRoles"]["teacher"]
+    assert service.VIEW_SCOPE in role["scopes"] and "access:services!service=class-board" in role["scopes"]
+    assert role["users"] == hub["config"]["Authenticator"]["admin_users"]
+    # extraConfig defines the custom scope, as jupyterhub_config.py does for `course.py hub`.
+    ns = {"c": type("C", (), {"JupyterHub": type("J", (), {})})()}
+    exec(compile(hub["extraConfig"]["classBoard"], "extraConfig.classBoard", "exec"), ns)
+    assert service.VIEW_SCOPE in ns["c"].JupyterHub.custom_scopes
+    local = (ROOT / "deploy" / "hub" / "jupyterhub_config.py").read_text(encoding="utf-8")
+    assert f'BOARD_SCOPE = "{service.VIEW_SCOPE}"' in local
+
+
+def test_the_board_deployment_agrees_with_the_values(values):
+    m = _board_manifests()
+    assert set(m) == {"PersistentVolumeClaim", "Deployment", "Service"}
+    assert m["PersistentVolumeClaim"]["spec"]["accessModes"] == ["ReadWriteMany"]
+    pod = m["Deployment"]["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+    url = values["hub"]["services"]["class-board"]["url"]
+    host, port = url.removeprefix("http://").split(":")
+    assert host == m["Service"]["metadata"]["name"]
+    assert int(port) == m["Service"]["spec"]["ports"][0]["port"] == container["ports"][0]["containerPort"]
+    assert env["JUPYTERHUB_SERVICE_URL"].endswith(f":{port}") and env["COURSE_BOARD_IP"] == "0.0.0.0"
+    assert env["JUPYTERHUB_SERVICE_PREFIX"] == "/services/class-board/"
+    assert env["JUPYTERHUB_CLIENT_ID"] == "service-class-board"
+    assert env["JUPYTERHUB_API_TOKEN"]["secretKeyRef"] == {"name": "hub",
+                                                           "key": "hub.services.class-board.apiToken"}
+    assert pod["metadata"]["labels"]["hub.jupyter.org/network-access-hub"] == "true"
+    # The board reads the whole records volume; each student's pod writes its own folder.
+    su = values["singleuser"]
+    claim = m["PersistentVolumeClaim"]["metadata"]["name"]
+    board_mount = container["volumeMounts"][0]
+    assert board_mount["readOnly"] is True and env["COURSE_BOARD_RECORDS"] == board_mount["mountPath"]
+    (student_mount,) = su["storage"]["extraVolumeMounts"]
+    (student_volume,) = su["storage"]["extraVolumes"]
+    assert student_volume["persistentVolumeClaim"]["claimName"] == claim
+    assert student_mount["subPath"] == "{username}"
+    assert su["extraEnv"]["COURSE_PROGRESS_FILE"] == student_mount["mountPath"] + "/progress.json"
+    assert container["image"].split(":")[0] == su["image"]["name"]

@@ -55,7 +55,8 @@ def make_app() -> web.Application:
 def main() -> None:
     url = os.environ["JUPYTERHUB_SERVICE_URL"]
     port = int(url.rsplit(":", 1)[1].split("/")[0])
-    make_app().listen(port, address="127.0.0.1")
+    # 127.0.0.1 behind `course.py hub`; in its own pod on Kubernetes, 0.0.0.0 (class-board.yaml).
+    make_app().listen(port, address=os.environ.get("COURSE_BOARD_IP", "127.0.0.1"))
     ioloop.IOLoop.current().start()
 
 
