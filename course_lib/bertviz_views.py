@@ -14,6 +14,11 @@ packages each time a view is made. The libraries are evaluated inside a function
 scope, so they neither overwrite the page's own `$`/`d3` nor register with a page's
 require.js.
 
+Once bertviz has drawn, the shim also makes the view fit a narrow notebook (a laptop
+screen with JupyterLab's file browser open leaves about 900 px): the model view (970 px
+wide) and the neuron view (about 1 000 px expanded) get an SVG viewBox and scale down to
+the width available, and the head view's colour squares get their head numbers.
+
 Each call returns the *whole* view as one HTML output (about 0.35 MB, mostly the two
 libraries), so a saved notebook shows it again after a reload, with no "enable once
 per notebook" cell that could be skipped.
@@ -93,13 +98,77 @@ _SHIM = """(function () {
   var requirejs = function (names, callback) {
     var tries = 0;
     (function start() {
-      if (document.getElementById("%(vis_id)s")) {
+      var root = document.getElementById("%(vis_id)s");
+      if (root) {
         callback.apply(window, names.map(function (n) { return modules[n]; }));
+        tidy(root);
+        // bertviz redraws its SVG when the learner picks another layer, head or kind.
+        new MutationObserver(function () { tidy(root); }).observe(root, {childList: true, subtree: true});
       } else if (++tries < 400) {
         setTimeout(start, 25);
       }
     })();
   };
+
+  // After bertviz draws: the model and neuron views draw wider than a notebook's output
+  // area beside JupyterLab's file browser (970 px; about 1 000 px expanded) and an SVG
+  // clips what lies outside its box, so they get a viewBox and scale down to the width
+  // available; the head view's colour squares get their head numbers.
+  var VIEW = "%(view)s";
+  function tidy(root) {
+    var svg = root.querySelector("svg");
+    if (!svg) return;
+    if (VIEW === "head") label_heads(svg);
+    else fit(root, svg, 0);
+  }
+  function fit(root, svg, tries) {
+    if (svg.getAttribute("data-fit") || !svg.isConnected) return;
+    var right = 0, box;
+    for (var i = 0; i < svg.children.length; i++) {
+      try { box = svg.children[i].getBBox(); right = Math.max(right, box.x + box.width); } catch (e) {}
+    }
+    var width = parseFloat(svg.getAttribute("width")), height = parseFloat(svg.getAttribute("height"));
+    if (!(right > 0) || !(height > 0)) {          // not laid out yet (hidden tab, off screen)
+      if (tries < 200) setTimeout(function () { fit(root, svg, tries + 1); }, 100);
+      return;
+    }
+    var w = Math.ceil(Math.max(right, svg.getAttribute("width").indexOf("%%") < 0 && width > 0 ? width : 0)) + 2;
+    svg.setAttribute("data-fit", String(w));
+    svg.setAttribute("viewBox", "0 0 " + w + " " + height);
+    svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+    svg.setAttribute("width", "100%%");
+    svg.removeAttribute("height");
+    svg.style.maxWidth = w + "px";
+    svg.style.height = "auto";
+    svg.style.display = "block";
+  }
+  function label_heads(svg) {
+    // drawCheckboxes: one 20 x 20 <rect> per head, in a <g> of its own at the top.
+    var groups = svg.querySelectorAll(":scope > g");
+    for (var g = 0; g < groups.length; g++) {
+      var rects = groups[g].querySelectorAll(":scope > rect");
+      if (!rects.length || rects.length !== groups[g].children.length) continue;
+      if (groups[g].getAttribute("data-labelled")) return;
+      groups[g].setAttribute("data-labelled", "1");
+      for (var i = 0; i < rects.length; i++) {
+        var size = parseFloat(rects[i].getAttribute("width"));
+        var t = document.createElementNS("http://www.w3.org/2000/svg", "text");
+        t.setAttribute("x", parseFloat(rects[i].getAttribute("x")) + size / 2);
+        t.setAttribute("y", parseFloat(rects[i].getAttribute("y")) + size / 2);
+        t.setAttribute("text-anchor", "middle");
+        t.setAttribute("dominant-baseline", "central");
+        t.setAttribute("font-size", "10");
+        t.setAttribute("font-family", "sans-serif");
+        t.setAttribute("font-weight", "bold");
+        t.setAttribute("fill", "#111");
+        t.setAttribute("pointer-events", "none");    // clicks still reach the square
+        t.setAttribute("class", "head-number");
+        t.textContent = String(i);
+        groups[g].appendChild(t);
+      }
+      return;
+    }
+  }
 
 %(view_js)s
 })();"""
@@ -129,15 +198,19 @@ def _drop_duplicate_params(js):
     return js[:start + 1] + (js[end:] if end >= 0 else "")
 
 
-def _page(vis_html, vis_id, view_js, decimals):
+def _page(vis_html, vis_id, view_js, decimals, view):
     view_js = _shorten_floats(_drop_duplicate_params(view_js), decimals)
     view_js, found = _REQUIRE_CONFIG.subn("", view_js, count=1)
     if found != 1:
         raise RuntimeError("bertviz's view script does not start with require.config(...) as in "
                            "bertviz 1.4.1; check the installed version")
     d3, jq = offline_libraries()
-    script = _SHIM % {"d3": d3, "jquery": jq, "vis_id": vis_id, "view_js": _escape_script(view_js)}
-    return f'{vis_html}\n<script type="text/javascript">\n{script}\n</script>\n'
+    script = _SHIM % {"d3": d3, "jquery": jq, "vis_id": vis_id, "view": view,
+                      "view_js": _escape_script(view_js)}
+    # The wrapper names the view (the browser test finds what to measure by it) and scrolls
+    # sideways should anything still be wider than the output area.
+    return (f'<div data-bertviz-view="{view}" style="max-width:100%;overflow-x:auto">\n{vis_html}\n</div>\n'
+            f'<script type="text/javascript">\n{script}\n</script>\n')
 
 
 class BertvizView(HTML):
@@ -291,7 +364,7 @@ def _offline(html, view, decimals=3):
         raise RuntimeError("bertviz's HTML does not have the layout of bertviz 1.4.1 "
                            "(require.js tag, view div, one script); check the installed version")
     vis_html = html[tag.end():script.start()].strip()
-    return BertvizView(_page(vis_html, vis_id.group(0), script.group(1), decimals), view, vis_id.group(0))
+    return BertvizView(_page(vis_html, vis_id.group(0), script.group(1), decimals, view), view, vis_id.group(0))
 
 
 _NEURON_HTML = """<div id="%(vis_id)s" style="padding:8px;font-family:'Helvetica Neue', Helvetica, Arial, sans-serif;">
@@ -341,7 +414,7 @@ def _neuron_view(layers, tokens, queries, keys, batch_index, decimals, display_m
     if marker not in js:
         raise RuntimeError(f"{js_path} does not read window.bertviz_params; check the bertviz version")
     js = js.replace(marker, "const params = " + json.dumps(params))
-    return BertvizView(_page(_NEURON_HTML % {"vis_id": vis_id}, vis_id, js, decimals), "neuron", vis_id)
+    return BertvizView(_page(_NEURON_HTML % {"vis_id": vis_id}, vis_id, js, decimals, "neuron"), "neuron", vis_id)
 
 
 # ----------------------------------------------------------------------------- q and k

@@ -598,3 +598,70 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+# --------------------------------------------------------------------------- bertviz reach
+# Is the far right of a bertviz view on screen? For each view: the rightmost drawn part
+# that matters (model view: the last head column; neuron view, expanded: the right-hand
+# tokens after the softmax column; head view: the right-hand tokens and the head squares),
+# and the visible area: the viewport cut by every ancestor that clips (the SVG itself
+# included). A view that does not fit may still be reachable by scrolling a clipping
+# ancestor that scrolls; the check scrolls each one to its right end and measures again.
+_BERTVIZ_REACH_JS = """view => {
+  const svg = view.querySelector('svg');
+  const kind = view.closest('[data-bertviz-view]') ? view.closest('[data-bertviz-view]').dataset.bertvizView
+             : (view.querySelector('#expanded') ? 'neuron' : (view.querySelector('#attention') ? 'head' : 'model'));
+  let targets;
+  if (kind === 'neuron') targets = [...svg.querySelectorAll('#expanded #rightText text')];
+  else if (kind === 'head') targets = [...svg.querySelectorAll('#right text'), ...svg.querySelectorAll(':scope > g > rect')];
+  else targets = [...svg.querySelectorAll('line, rect')].filter(e => e.getBoundingClientRect().width > 0);
+  const right = () => Math.max(...targets.map(t => t.getBoundingClientRect().right));
+  const clippers = [];
+  for (let el = svg; el && el !== document.documentElement; el = el.parentElement) {
+    const ox = getComputedStyle(el).overflowX;
+    if (el === svg || ox !== 'visible') clippers.push(el);
+  }
+  const visible = () => Math.min(window.innerWidth, ...clippers.map(el => {
+    const r = el.getBoundingClientRect();
+    return el === svg ? r.right : r.left + el.clientLeft + el.clientWidth;
+  }));
+  const before = {right: right(), visible: visible()};
+  let scrolled = null;
+  if (before.right > before.visible + 1) {
+    for (const el of clippers) if (el !== svg && el.scrollWidth > el.clientWidth) el.scrollLeft = el.scrollWidth;
+    scrolled = {right: right(), visible: visible()};
+  }
+  return {kind, targets: targets.length, before, scrolled,
+          head_numbers: [...svg.querySelectorAll('text.head-number')].map(t => t.textContent),
+          squares: svg.querySelectorAll(':scope > g > rect').length};
+}"""
+
+
+def open_file_browser(page) -> None:
+    """Make sure JupyterLab's left sidebar shows the file browser, as a learner has it."""
+    browser = page.locator("#filebrowser")
+    if not browser.is_visible():
+        page.locator('.jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id="filebrowser"]').click()
+        browser.wait_for(state="visible", timeout=10_000)
+    page.wait_for_timeout(300)
+
+
+def expand_neuron_view(view) -> None:
+    """Click the (+) of the first query token, as a learner does to see q, k, q×k, softmax."""
+    view.locator("#collapsed #leftText > g").first.hover()
+    view.locator("#collapsed #leftText > g").first.locator("rect").last.click(force=True)
+    view.page.wait_for_timeout(200)
+
+
+def bertviz_reach(page, view_index: int) -> dict:
+    """Where the far right of the ``view_index``-th bertviz view lies against what is
+    visible (see _BERTVIZ_REACH_JS); expands a neuron view first, hovering a token."""
+    view = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) div[id^="bertviz-"]').nth(view_index)
+    scroll_cell_to_top(view)
+    if view.locator("#collapsed").count():
+        expand_neuron_view(view)
+        view.locator("#expanded #leftText > g").first.hover()
+        page.wait_for_timeout(200)
+    result = view.evaluate(_BERTVIZ_REACH_JS)
+    page.mouse.move(1, 1)
+    return result

@@ -183,6 +183,14 @@ def test_views_draw_their_svg_in_chromium_with_the_network_off(tmp_path):
                     assert drawn > 10, f"{name}: only {drawn} SVG elements in #{root}"
                 if name in ("head", "head_encdec", "neuron", "model_encdec"):   # layer / kind menus
                     assert page.locator(f"#{roots[0]} select option").count() >= 2, name
+                if name in ("head", "head_encdec"):       # each colour square numbered 0, 1, ...
+                    numbers = page.locator(f"#{roots[0]} svg text.head-number").all_text_contents()
+                    assert numbers == [str(k) for k in range(len(numbers))] and numbers, (name, numbers)
+                if name in ("model", "model_encdec", "neuron"):   # scaled to the width available
+                    page.wait_for_selector(f"#{roots[0]} svg[viewBox]", state="attached", timeout=10_000)
+                    page.set_viewport_size({"width": 600, "height": 600})
+                    right = page.locator(f"#{roots[0]} svg").evaluate("s => s.getBoundingClientRect().right")
+                    assert right <= 600, f"{name}: the SVG ends at {right} px in a 600 px page"
                 assert not errors, f"{name}: {errors}"
                 assert not remote, f"{name} tried to fetch {remote}"
                 page.close()

@@ -317,3 +317,55 @@ def test_bertviz_views_survive_save_and_reload(lab_server, chromium):
         shutil.rmtree(folder, ignore_errors=True)
 
     assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
+
+
+# Every lesson whose committed outputs show a bertviz view.
+BERTVIZ_LESSONS = [l for l in LESSONS if _bertviz_outputs(bs.ROOT / l.notebook)]
+NARROW = {"width": 1366, "height": 768}   # a common laptop screen
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("lesson", BERTVIZ_LESSONS, ids=lambda l: l.stem)
+def test_bertviz_views_fit_beside_the_file_browser(lesson: Lesson, lab_server, chromium):
+    """At 1366 x 768 with JupyterLab's file browser open, every saved bertviz view is
+    reachable: the model view's last head column, the expanded neuron view's right-hand
+    tokens (after the softmax column) and the head view's right-hand tokens lie inside
+    the visible area, or come into it when the output is scrolled sideways; the head
+    view's colour squares carry their head numbers."""
+    nb_path = bs.ROOT / lesson.notebook
+    original = nb_path.read_bytes()
+    n_views = _bertviz_outputs(nb_path)
+    context = chromium.new_context(viewport=NARROW)
+    page = context.new_page()
+    watcher = bs.PageWatcher().attach(page)
+    try:
+        bs.open_notebook(page, lab_server, lesson.notebook)
+        bs.open_file_browser(page)
+        bs.wait_bertviz_drawn(page, n_views)
+        problems = []
+        for i in range(n_views):
+            seen = bs.bertviz_reach(page, i)
+            view = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) div[id^="bertviz-"]').nth(i)
+            bs.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            view.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')][1]").screenshot(
+                path=str(bs.ARTIFACTS / f"{lesson.stem}-bertviz-{i}-{seen['kind']}-1366.png"))
+            end = seen["scrolled"] or seen["before"]
+            if not seen["targets"] or end["right"] > end["visible"] + 1:
+                problems.append(f"view #{i} ({seen['kind']}): its right edge at {end['right']:.0f} px "
+                                f"lies beyond the visible {end['visible']:.0f} px: {seen}")
+            if seen["kind"] == "head" and seen["head_numbers"] != [str(k) for k in range(seen["squares"])]:
+                problems.append(f"view #{i} (head): colour squares labelled {seen['head_numbers']}, "
+                                f"{seen['squares']} squares")
+        assert not problems, "\n".join(problems)
+    except BaseException:
+        try:
+            bs.screenshot(page, f"{lesson.stem}-bertviz-fit-failure")
+        except Exception:
+            pass
+        raise
+    finally:
+        watcher.closing = True
+        context.close()
+        lab_server.shutdown_kernels()
+        assert nb_path.read_bytes() == original, f"{lesson.notebook} was modified"
+    assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())

@@ -154,6 +154,7 @@ def ablation_bars(table, vocab_size=None):
     if vocab_size:
         ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size}")
     ax.set_xticks(x, names, fontsize=9, rotation=15 if len(names) > 4 else 0)
+    ax.set_ylim(0, max(first + repeated) * 1.15)     # headroom: the labels stay inside the frame
     ax.set_ylabel("loss (nats)")
     ax.set_title("ablation: heads' outputs set to zero", fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
@@ -174,8 +175,12 @@ def influence_maps(maps, tokens=None):
         if m.dim() != 2 or m.shape[0] != m.shape[1]:
             raise ValueError(f"map {title!r} must be square, got {tuple(m.shape)}")
         mats[title] = m
-    # One colour scale for all panels, so "no colour" means the same everywhere.
-    vmax = max(max(float(m.max()) for m in mats.values()), 1e-6)
+    # One colour scale for all panels, so "no colour" means the same everywhere. It ends at the
+    # largest change a token causes at *another* position: the diagonal (a token's own output)
+    # is larger still and would otherwise leave the off-diagonal changes pale.
+    off = [float(m.masked_fill(torch.eye(len(m), dtype=torch.bool), 0).max()) for m in mats.values()]
+    full = max(float(m.max()) for m in mats.values())
+    vmax = max(max(off), 1e-6) if max(off) > 1e-6 else max(full, 1e-6)
     for ax, (title, m) in zip(axes[0], mats.items()):
         im = ax.imshow(m.numpy(), cmap="magma_r", vmin=0, vmax=vmax)
         ax.set_xlabel("input position j (token changed)", fontsize=9)
@@ -184,8 +189,10 @@ def influence_maps(maps, tokens=None):
         if tokens is not None:
             ax.set_xticks(range(len(tokens)), tokens, fontsize=8, rotation=90)
             ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
-    fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02,
-                 label="‖Δ logits at t‖ when token j changes")
+    saturated = full > vmax * 1.001
+    fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02, extend="max" if saturated else "neither",
+                 label="‖Δ logits at t‖ when token j changes"
+                       + ("\n(darkest: this much or more; the diagonal goes beyond)" if saturated else ""))
     return fig
 
 
