@@ -22,6 +22,8 @@ A second run installs nothing unless a requirements file changed.
 
 Only the standard library is used here, and this file is written for any Python 3
 up to the version check, so an old interpreter gets one line instead of a traceback.
+It is one file on purpose (and so longer than the course's modules): a learner runs it
+with a bare Python, before anything is installed.
 """
 import argparse
 import hashlib
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import venv
 from pathlib import Path
 
@@ -188,6 +191,7 @@ def ensure_environment(name, index, base=None):
                 return python
         except ValueError:
             pass                                # a damaged stamp: install again
+    start = time.monotonic()
     if not python.is_file():
         say("Creating the %s environment in %s ..." % (name, env_dir.name))
         if base:
@@ -201,7 +205,8 @@ def ensure_environment(name, index, base=None):
     for command in install_commands(python, name, index, installed_version(python, "torch")):
         run(command, check=True)
     stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
-    say("The %s environment is ready in %s." % (name, env_dir.name))
+    say("The %s environment is ready in %s (set up in %.0f s)."
+        % (name, env_dir.name, time.monotonic() - start))
     return python
 
 
