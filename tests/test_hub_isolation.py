@@ -1,8 +1,8 @@
 """Students cannot reach each other, as an attacker would try it (issue 20): on the class
 hub run as root, a notebook alice runs in her own server — through the hub, as a class
 does — tries with plain Python to read and write bob's files, read the hub's cookie
-secret, database, password hashes and log, read bob's and the hub's processes'
-environment and signal them. Every attempt must fail, and bob's files stay as they
+secret, database, password hashes and log, list or forge the class board's records, read
+bob's and the hub's processes' environment and signal them. Every attempt must fail, and bob's files stay as they
 were. Then the memory cap: alice's kernel allocating past it fails alone, bob's keeps
 running. The accounts: no shell, no password, homes 700, listed for removal."""
 from __future__ import annotations
@@ -53,6 +53,10 @@ attempt("overwrite bob's lesson", lambda: open(T["bob_lesson"], "r+b").write(b"{
 attempt("write a file into bob's notebooks",
         lambda: Path(T["bob_home"], "notebooks", "from_alice.txt").write_text("hi", encoding="utf-8"))
 attempt("list the hub's runtime folder", lambda: os.listdir(T["runtime"]))
+attempt("list every student's records", lambda: os.listdir(T["records"]))
+attempt("list bob's records", lambda: os.listdir(Path(T["records"], "bob")))
+attempt("forge bob's verdicts", lambda: Path(T["records"], "bob", "progress.json").write_text(
+    '{"attention": {"last": "ok", "solved": true}}', encoding="utf-8"))
 for path in T["runtime_files"]:
     attempt("read " + path, lambda path=path: Path(path).read_bytes())
 for pid in T["bob_pids"] + [T["hub_pid"]]:
@@ -83,6 +87,7 @@ def test_alice_cannot_reach_bob_or_the_hub(hub):
     assert bob_pids and before
     targets = {"bob_home": str(bob_home), "bob_lesson": str(bob_home / "notebooks/00_start_here.ipynb"),
                "runtime": str(hub.runtime), "runtime_files": runtime_files + [str(hub.log_path)],
+               "records": str(hub.base / "records"),
                "bob_pids": bob_pids, "hub_pid": hub.proc.pid}
     run = _run(hub, "alice", "attack.ipynb", f"TARGETS = {json.dumps(json.dumps(targets))}\n" + ATTACK)
     assert run.completed, run
@@ -93,7 +98,7 @@ def test_alice_cannot_reach_bob_or_the_hub(hub):
     assert set(controls.values()) == {"SUCCEEDED"}, controls
     succeeded = [k for k, v in attacks.items() if v == "SUCCEEDED"]
     assert not succeeded, f"{len(succeeded)} of {len(attacks)} attempts succeeded: {succeeded}"
-    assert len(attacks) >= 4 + len(runtime_files) + 3 * (len(bob_pids) + 1)
+    assert len(attacks) >= 8 + len(runtime_files) + 3 * (len(bob_pids) + 1)
     assert set(attacks.values()) <= {"PermissionError"}, attacks
     # Bob's files unchanged, his server still running.
     assert _snapshot(bob_home / "notebooks") == before
