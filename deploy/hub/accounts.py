@@ -118,7 +118,8 @@ def check_can_run(entry: pwd.struct_passwd, python: Path) -> None:
         raise AccountError(
             f"student account {entry.pw_name} cannot run the servers' Python {python} ({why}): "
             f"build the servers' environment from a Python every account can run, "
-            f"e.g. /usr/bin/python3 (python3 course.py hub does)")
+            f"e.g. /usr/bin/python3 (python3 course.py hub does), and keep the course in a "
+            f"folder every account can read (not under /root)")
 
 
 def _processes_of(uid: int) -> list[int]:
