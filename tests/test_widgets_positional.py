@@ -65,8 +65,28 @@ def test_extrapolation_figure_draws_one_line_per_model():
 def test_rotary_figure_reads_diagonals():
     s = torch.arange(10.0)[None, :] - torch.arange(10.0)[:, None]       # S[m, n] = n - m
     fig = rotary_relative_figure(s, max_offset=3)
-    for line in fig.axes[-1].get_lines():
-        np.testing.assert_allclose(line.get_ydata(), np.arange(-3, 4))
+    lines = fig.axes[1].get_lines()   # axes[-1] is the colour bar
+    greys, rows = lines[0::2], lines[1::2]                               # each row over the first row's shape
+    assert len(rows) >= 2
+    for r, (grey, row) in enumerate(zip(greys, rows)):
+        np.testing.assert_allclose(row.get_ydata(), grey.get_ydata())  # depends on the offset alone
+        shift = row.get_ydata() - np.arange(-3, 4)
+        np.testing.assert_allclose(shift, shift[0])                     # the same curve, only moved up...
+        assert r == 0 and shift[0] == 0 or shift[0] > 6                 # ... clear of the row below
+
+
+def test_rotary_figure_shows_a_position_dependent_row():
+    s = torch.arange(10.0)[None, :] - torch.arange(10.0)[:, None]
+    s[5] = 0.0                                                          # one query's row breaks the pattern
+    fig = rotary_relative_figure(s, max_offset=3)
+    rows, greys = fig.axes[1].get_lines()[1::2], fig.axes[1].get_lines()[0::2]
+    assert any(not np.allclose(row.get_ydata(), grey.get_ydata()) for row, grey in zip(rows, greys))
+
+
+def test_heatmap_colour_bar_spans_minus_one_to_one():
+    fig = sinusoidal_heatmap(d_model=16, length=30)
+    ticks = list(fig.axes[1].get_yticks())
+    assert ticks[0] == -1 and ticks[-1] == 1
 
 
 @pytest.mark.parametrize("fn, kwargs, message", [

@@ -39,6 +39,9 @@ def _check_table_args(d_model, length, base):
         raise ValueError(f"base must be a number > 1, got base={base!r}")
 
 
+PE_TICKS = (-1, -0.5, 0, 0.5, 1)   # every entry of a sinusoidal table lies in [-1, 1]
+
+
 def _heatmap_on(ax, pe, base):
     im = ax.imshow(pe.T.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1,
                    origin="lower", interpolation="nearest")
@@ -60,7 +63,7 @@ def sinusoidal_heatmap(d_model: int = 64, length: int = 100, base: float = 10000
     pe = sinusoidal_table(length, d_model, float(base))
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     im = _heatmap_on(ax, pe, base)
-    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, ticks=PE_TICKS)   # the whole range, ±1 labelled
     fig.tight_layout()
     return fig
 
@@ -84,7 +87,7 @@ def sinusoidal_overview(d_model: int = 64, length: int = 100, base: float = 1000
     # Fixed margins instead of tight_layout: this figure is redrawn on every slider move,
     # and tight_layout would roughly double the time of each redraw.
     fig.subplots_adjust(left=0.06, right=0.95, bottom=0.14, top=0.91, wspace=0.25)
-    fig.colorbar(_heatmap_on(a1, pe, base), ax=a1, fraction=0.04, pad=0.02)
+    fig.colorbar(_heatmap_on(a1, pe, base), ax=a1, fraction=0.04, pad=0.02, ticks=PE_TICKS)
     fig.colorbar(_similarity_on(a2, pe), ax=a2, fraction=0.046, pad=0.03)
     return fig
 
@@ -198,7 +201,8 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
 
 def rotary_relative_figure(scores, max_offset: int | None = None):
     """Left: a rotary score matrix S[m, n] (constant along diagonals). Right: S[m, m+Δ] vs Δ
-    for several query positions m — the curves lie on top of each other."""
+    for up to 4 query positions m, each shifted up by one step so that all can be seen, over
+    the first query's curve in grey: where the score depends on Δ alone, each lies on the grey."""
     s = torch.as_tensor(scores, dtype=torch.float64)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 3:
         raise ValueError(f"scores must be a square (n, n) matrix with n >= 3, got shape {tuple(s.shape)}")
@@ -213,14 +217,17 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
     offsets = np.arange(-max_offset, max_offset + 1)
     queries = list(range(max_offset, n - max_offset, max(1, (n - 2 * max_offset) // 6)))
-    markers = "os^vDx+*"
-    for r, m in enumerate(queries):   # the first as a line, the others as markers on top of it
-        curve = s[m, m + offsets].numpy()
-        if r == 0:
-            a2.plot(offsets, curve, color="0.6", lw=5, alpha=0.6, label=f"m={m}")
-        else:
-            a2.plot(offsets, curve, markers[(r - 1) % len(markers)], ms=4, mfc="none", label=f"m={m}")
-    a2.set(xlabel="offset Δ = n − m", ylabel="score", title="S[m, m+Δ] for several m: one curve")
-    a2.legend(fontsize=7, ncol=2)
+    queries = [queries[round(i * (len(queries) - 1) / 3)] for i in range(4)] if len(queries) > 4 else queries
+    reference = s[queries[0], queries[0] + offsets].numpy()
+    step = 1.15 * float(reference.max() - reference.min()) or 1.0   # drawn on top of each other they could not be told apart
+    for r, m in enumerate(queries):   # each query's row, shifted up by r steps, over the first one's shape in grey
+        a2.plot(offsets, reference + r * step, color="0.75", lw=5, zorder=1)
+        a2.plot(offsets, s[m, m + offsets].numpy() + r * step, "o-", ms=3.5, lw=1, zorder=2)
+        a2.text(offsets[-1] + 0.6, reference[-1] + r * step, f"m = {m}", va="center", fontsize=8)
+    a2.set_xlim(offsets[0] - 0.5, offsets[-1] + 0.25 * len(offsets))   # room for the labels
+    a2.set_xticks([o for o in offsets if o % 5 == 0])
+    a2.set(xlabel="offset Δ = n − m", ylabel="score (each row shifted up)",
+           title="S[m, m+Δ] for several m (grey: the first one's curve)")
+    a2.set_yticks([])
     fig.tight_layout()
     return fig
