@@ -7,6 +7,7 @@ the connection — whether it was the test itself or a notebook kernel.
 """
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,10 +64,16 @@ def pytest_runtest_makereport(item, call):
                            "network:\n" + new)
 
 
+# The class hub runs on Linux only (JupyterHub, Unix accounts): its tests too.
+LINUX_ONLY = {"test_hub.py", "test_hub_accounts.py", "test_hub_board.py", "test_hub_isolation.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     """nbval cells execute notebooks: they belong to the slow tier, and to the tests that
-    execute whole lessons."""
+    execute whole lessons. The hub's tests skip themselves off Linux."""
     for item in items:
+        if sys.platform != "linux" and item.fspath.basename in LINUX_ONLY:
+            item.add_marker(pytest.mark.skip(reason="the class hub runs on Linux only"))
         if item.fspath.ext == ".ipynb":
             item.add_marker(pytest.mark.slow)
             item.add_marker(pytest.mark.lessons)
