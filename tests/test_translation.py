@@ -231,7 +231,9 @@ def test_default_recipe_reaches_99_percent_on_held_out_numbers():
     ("vier tausend neunzig", "vier tausend vier und neunzig", "units before tens"),
     ("drei und dreißig tausend neun", "drei und dreißig tausend neun und dreißig", "units before tens"),
     ("sechs tausend", "sechs tausend sechs", "too short / too long"),
-    ("ein tausend ein hundert", "ein tausend eins", "ein / eins"),
+    ("ein tausend ein hundert", "ein tausend eins", "hundert / tausend dropped"),     # 1 100
+    ("sechs hundert eins tausend ein und neunzig",                                     # 601 091
+     "sechs hundert ein und neunzig tausend ein und neunzig", "units before tens"),
     ("achtzehn tausend neunzig", "achtzehn tausend achtzehn", "other"),
 ])
 def test_error_kinds(expected, predicted, kind):

@@ -75,8 +75,10 @@ ERROR_KINDS = {
                            "'einhunderteintausend'); the model wrote 'ein'",
     "units before tens": "a units word + 'und' was added to, or dropped from, a tens word "
                          "(e.g. 'neunzig' vs 'sieben und neunzig')",
+    "hundert / tausend dropped": "the model ended with 'eins' where 'ein' + 'hundert' or 'tausend' "
+                                 "(and more) belongs: it dropped the rest of the number",
     "too short / too long": "the translation stopped early or went on after the right end",
-    "other": "a wrong piece of another kind",
+    "other": "another first wrong piece (read the line)",
 }
 
 
@@ -91,6 +93,10 @@ def error_kind(expected, predicted):
     e = expected[i] if i < len(expected) else None
     p = predicted[i] if i < len(predicted) else None
     if {e, p} == {"eins", "ein"}:
+        if p == "eins" and i + 1 == len(predicted) and expected[i + 1 : i + 2] in (["hundert"], ["tausend"]):
+            return "hundert / tausend dropped"       # 1 100: 'ein tausend eins' for '… ein hundert'
+        if p == "ein" and predicted[i + 1 : i + 2] == ["und"] and expected[i + 1 : i + 2] != ["und"]:
+            return "units before tens"               # 601 091: 'ein und neunzig' for 'eins tausend'
         return "eins before tausend" if expected[i : i + 2] == ["eins", "tausend"] else "ein / eins"
     if e in TENS and p not in TENS and predicted[i + 1 : i + 2] == ["und"]:
         return "units before tens"

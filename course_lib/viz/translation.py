@@ -209,35 +209,46 @@ def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
     return fig
 
 
-def accuracy_by_length(results, title="exact match by number of digits"):
-    """Grouped bars: exact-match accuracy per digit count, one group per model.
+def accuracy_by_length(results, title="mistakes by number of digits"):
+    """Grouped bars: per digit count, the share of numbers translated wrong, one bar per model.
+
+    When exact match is 98-100 % everywhere, bars of accuracy on a 0-100 % axis all look
+    the same; the mistakes, on an axis that fits them, show where the model is weak. Each
+    bar is labelled "k of N". Digit counts with no numbers in any result are named below
+    the axis rather than left out silently.
 
     results: {name: (numbers, correct)} with numbers and correct (bool) arrays.
     Returns the Figure.
     """
     if not isinstance(results, dict) or not results:
         raise ValueError("results must be a non-empty dict {name: (numbers, correct)}")
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    width = 0.8 / len(results)
-    lengths, all_acc = None, []
-    for k, (name, (numbers, correct)) in enumerate(results.items()):
+    parsed = {}
+    for name, (numbers, correct) in results.items():
         numbers, correct = np.asarray(numbers), np.asarray(correct, dtype=bool)
         if numbers.shape != correct.shape:
             raise ValueError(f"results[{name!r}]: numbers and correct must have the same length")
-        digits = np.array([len(str(int(n))) for n in numbers])
-        lengths = sorted(set(digits))
-        acc = [correct[digits == d].mean() for d in lengths]
-        all_acc += acc
-        bars = ax.bar(np.arange(len(lengths)) + (k - (len(results) - 1) / 2) * width, acc, width, label=name)
-        for b, a in zip(bars, acc):   # the value inside the bar's top, where it cannot collide
-            ax.text(b.get_x() + b.get_width() / 2, a - 0.02, f"{a:.1%}", ha="center", va="top", fontsize=9,
-                    rotation=90, color="white")
+        parsed[name] = (np.array([len(str(int(n))) for n in numbers]), correct)
+    lengths = sorted(set().union(*(set(d.tolist()) for d, _ in parsed.values())))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / len(parsed)
+    top = 0.0
+    for k, (name, (digits, correct)) in enumerate(parsed.items()):
+        total = [int((digits == d).sum()) for d in lengths]
+        wrong = [int((~correct[digits == d]).sum()) for d in lengths]
+        rate = [w / t if t else 0.0 for w, t in zip(wrong, total)]
+        top = max(top, *rate)
+        bars = ax.bar(np.arange(len(lengths)) + (k - (len(parsed) - 1) / 2) * width, rate, width, label=name)
+        for b, w, t in zip(bars, wrong, total):
+            ax.annotate(f"{w} of {t}", (b.get_x() + b.get_width() / 2, b.get_height()), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(lengths)), [f"{d} digits" for d in lengths])
     from matplotlib.ticker import PercentFormatter
 
-    # From 0: a 98 % bar must look almost as tall as a 100 % one, not like a collapse.
-    ax.set(ylim=(0, 1.0), ylabel="exact match", title=title)
-    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(results), frameon=False)
+    ax.set(ylim=(0, max(0.02, top * 1.3)), ylabel="translated wrong", title=title)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
+    missing = [d for d in range(1, max(lengths) + 1) if d not in lengths]
+    note = f"   (no numbers with {', '.join(map(str, missing))} digit{'s' if missing != [1] else ''} here)" if missing else ""
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parsed), frameon=False,
+              title=("exact match = 100 % minus the bar" + note), title_fontsize=8)
     fig.tight_layout()
     return fig
