@@ -45,12 +45,20 @@ def test_figures_draw_what_they_are_given():
     fig = fit_plot([0, 1, 2], [0, 1, 2], lines={"f": [0, 0, 0]}, points={"p": ([0, 1], [3, 4])})
     assert len(fig.axes[0].lines) == 2 and len(fig.axes[0].collections) == 1
     fig = grad_norm_vs_depth_plot([1, 2], {"plain": [1e-3, 0.0], "res": [1.0, 1.0]})
-    plain = fig.axes[0].lines[0].get_ydata()
-    assert plain[1] > 0                                    # a zero norm is drawn at the floor, not lost
+    plain, zero_marker = fig.axes[0].lines[0].get_ydata(), fig.axes[0].lines[1]
+    assert np.isnan(plain[1])                              # a zero norm is not drawn as an ordinary point...
+    assert zero_marker.get_marker() == "v" and list(zero_marker.get_xdata()) == [2]   # ... but marked at the floor
+    assert zero_marker.get_ydata()[0] > 0 and "underflow" in zero_marker.get_label()
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0"]
     fig = loss_curves_plot({"a": [3.0] * 30, "b": [3.0, float("nan")]}, chance=3.0, ncols=2)
     assert [ax.get_title() for ax in fig.axes] == ["a", "b"]
-    fig = stream_parts_plot(["embedding", "block 0 attn", "block 0 ffn"], [1.0, 2.0, 0.5])
-    assert [round(p.get_height(), 3) for p in fig.axes[0].patches] == [1.0, 2.0, 0.5]
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]   # faint vs thick lines explained
+    assert legend == ["loss of each step", "mean of the last 10 steps", "chance"]
+    fig = stream_parts_plot(["embedding", "block 0 attn", "block 0 ffn", "block 1 attn", "block 1 ffn"],
+                            [1.0, 2.0, 0.5, 1.0, 1.0])
+    assert [round(p.get_height(), 3) for p in fig.axes[0].patches[:5]] == [1.0, 2.0, 0.5, 1.0, 1.0]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["emb.", "0", "1"]   # one label per block
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["embedding", "attention", "FFN"]
 
 
 def test_changing_the_wiring_and_depth_redraws():

@@ -55,8 +55,9 @@ def fit_plot(x, target, lines=None, points=None, title="what each model computes
 def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first block"):
     """‖∂loss/∂θ_first block‖ against the number of blocks, one line per wiring.
 
-    depths: the depths; norms: {wiring name: one norm per depth}. Log y axis; zero
-    norms (complete underflow) are drawn at the bottom edge. Returns the Figure.
+    depths: the depths; norms: {wiring name: one norm per depth}. Log y axis; a norm of
+    exactly 0 (complete underflow, which a log axis cannot show) is drawn as a hollow
+    triangle on the bottom edge, labelled "0". Returns the Figure.
     """
     depths = list(depths)
     if not depths or not norms:
@@ -68,8 +69,16 @@ def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first bl
         vals = list(vals)
         if len(vals) != len(depths):
             raise ValueError(f"norms[{name!r}] has {len(vals)} values for {len(depths)} depths")
-        ax.plot(depths, [max(v, floor) for v in vals], marker="o", color=color, label=name)
+        ax.plot(depths, [v if v > 0 else float("nan") for v in vals], marker="o", color=color, label=name)
+        zeros = [d for d, v in zip(depths, vals) if v <= 0]
+        if zeros:
+            ax.plot(zeros, [floor] * len(zeros), "v", ms=11, mfc="white", mec=color, mew=1.5, zorder=3,
+                    label=f"{name}: exactly 0 (underflow)")
+            for d in zeros:
+                ax.annotate("0", (d, floor), xytext=(0, 9), textcoords="offset points", ha="center",
+                            fontsize=8, color=color)
     ax.set_yscale("log")
+    ax.set_ylim(bottom=floor / 1.5)
     ax.set_xlabel("number of blocks")
     ax.set_ylabel("gradient norm, first block")
     ax.set_title(title)
@@ -101,10 +110,11 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
         if y.size == 0:
             raise ValueError(f"curves[{name!r}] is empty")
         steps = np.arange(1, len(y) + 1)
-        ax.plot(steps, y, color=color, alpha=0.25, lw=1)
+        ax.plot(steps, y, color=color, alpha=0.25, lw=1, label="loss of each step")
         if len(y) >= smooth:
             kernel = np.ones(smooth) / smooth
-            ax.plot(steps[smooth - 1:], np.convolve(y, kernel, mode="valid"), color=color, lw=2)
+            ax.plot(steps[smooth - 1:], np.convolve(y, kernel, mode="valid"), color=color, lw=2,
+                    label=f"mean of the last {smooth} steps")
         if chance is not None:
             ax.axhline(chance, color="gray", ls="--", lw=1, label="chance")
         ax.set_title(name, fontsize=10)
@@ -115,8 +125,7 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
         ax.set_ylabel("training loss")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    if chance is not None:
-        axes.flat[0].legend(fontsize=9)
+    axes.flat[0].legend(fontsize=8)   # faint = each step's loss, thick = its moving average, dashed = chance
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -134,10 +143,18 @@ def stream_parts_plot(names, sizes, title="what each part adds to the residual s
     if len(names) != len(sizes):
         raise ValueError(f"got {len(names)} names for {len(sizes)} sizes")
     fig, ax = plt.subplots(figsize=(max(6.0, 0.32 * len(names) + 1.5), 3.4))
-    colors = ["black" if n == "embedding" else ("tab:blue" if "attn" in n else "tab:orange") for n in names]
-    ax.bar(range(len(names)), sizes, color=colors)
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=90, fontsize=7)
+    kinds = ["embedding" if n == "embedding" else ("attention" if "attn" in n else "FFN") for n in names]
+    colour = {"embedding": "black", "attention": "tab:blue", "FFN": "tab:orange"}
+    ax.bar(range(len(names)), sizes, color=[colour[k] for k in kinds])
+    # one label per block, centred under its bars, instead of a tiny rotated label per bar
+    blocks = {}
+    for i, n in enumerate(names):
+        block = n.split(" attn")[0].split(" ffn")[0] if kinds[i] != "embedding" else "emb."
+        blocks.setdefault(block.replace("block ", ""), []).append(i)
+    ax.set_xticks([sum(ix) / len(ix) for ix in blocks.values()], list(blocks), fontsize=9)
+    ax.set_xlabel("block")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[k]) for k in colour if k in kinds]
+    ax.legend(handles, [k for k in colour if k in kinds], fontsize=9, ncol=3)
     ax.set_ylabel("RMS size of the part")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
