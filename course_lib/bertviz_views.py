@@ -1,4 +1,7 @@
-"""Attention weights -> bertviz views that render offline (lessons 08, 09, 10).
+"""Attention weights -> bertviz views that render offline (lessons 08, 09, 10, 11).
+
+Length: about 100 of its lines are the JavaScript shim, which only works with the HTML
+this module patches around it; apart, the two would drift.
 
 bertviz 1.4.1 writes `<script src="https://cdnjs…/require.min.js">` into its HTML and
 asks require.js to fetch d3 and jQuery from a CDN. With no network the view stays
