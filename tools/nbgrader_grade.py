@@ -15,7 +15,9 @@ Steps, each reported in one line:
    solution is reported — that exercise scores 0. The submission as handed in is
    kept under COURSE_DIR/submitted_original/.
 3. ``nbgrader autograde`` and ``nbgrader generate_feedback`` run; each failed
-   graded cell's feedback carries the course checker's verdict — its hint.
+   graded cell's feedback carries the course checker's verdict — its hint. A
+   submission with a cell that got no reply in time (a stalled kernel, rare) is
+   autograded once more.
 4. A table: student, score, max, and the verdict of every exercise not passed.
 """
 from __future__ import annotations
@@ -148,6 +150,16 @@ def scores(course: Path, assignment: str) -> list[tuple[str, float, float, list[
     return out
 
 
+def timed_out(course: Path, assignment: str) -> list[str]:
+    """The students whose autograded notebook holds a cell that timed out."""
+    students = set()
+    for path in (Path(course) / "autograded").glob(f"*/{assignment}/*.ipynb"):
+        nb = nbformat.read(path, 4)
+        if any(o.get("ename") == "CellTimeoutError" for c in nb.cells for o in c.get("outputs", [])):
+            students.add(path.parts[-3])
+    return sorted(students)
+
+
 def grade(course: Path, assignment: str, feedback: bool = True,
           feedback_for: str | None = None) -> list[str]:
     """Check, repair, autograde, feedback; returns the lines printed."""
@@ -172,6 +184,14 @@ def grade(course: Path, assignment: str, feedback: bool = True,
     if r.returncode:
         tail = [ln for ln in r.stderr.splitlines() if "ERROR" in ln][-1:] or r.stderr.splitlines()[-1:]
         raise GradingError(f"nbgrader autograde failed: {' '.join(tail)}")
+    # A kernel that stops answering (a rare stall of the kernel's messaging, not the student's
+    # code) leaves a CellTimeoutError where the cell's result should be: grade once more.
+    for student in timed_out(course, assignment):
+        lines.append(f"{student}: a cell got no reply within the time limit; graded once more")
+        r = _nbgrader(course, "autograde", assignment, "--force", f"--student={student}")
+        if r.returncode:
+            raise GradingError(f"nbgrader autograde failed for {student}: "
+                               f"{r.stderr.strip().splitlines()[-1:]}")
     if feedback:
         only = [f"--student={feedback_for}"] if feedback_for else []
         r = _nbgrader(course, "generate_feedback", assignment, "--force", *only)
