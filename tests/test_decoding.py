@@ -86,6 +86,25 @@ def test_sampling_is_reproducible_and_greedy_at_t0_and_k1():
     assert torch.equal(draw(5, top_k=1), greedy)
 
 
+def test_on_step_sees_the_tokens_so_far_and_can_stop_the_draw():
+    lm, prompt = tiny_lm(), torch.tensor([[1, 2]])
+    seen = []
+    out = sample(lm, prompt, 5, generator=torch.Generator().manual_seed(0), on_step=lambda t: seen.append(t.clone()))
+    assert torch.equal(out, sample(lm, prompt, 5, generator=torch.Generator().manual_seed(0)))   # same draw
+    assert [t.shape[1] for t in seen] == [2, 3, 4, 5, 6]
+    assert all(torch.equal(t, out[:, :t.shape[1]]) for t in seen)
+
+    class Enough(Exception):
+        pass
+
+    def stop_after_two(tokens):
+        if tokens.shape[1] == 4:
+            raise Enough
+    with pytest.raises(Enough):
+        sample(lm, prompt, 5, on_step=stop_after_two)
+    assert not lm.training                             # left in its mode (eval) after the stop
+
+
 def test_the_context_window_slides():
     lm = tiny_lm(max_len=8)
     out = greedy_decode(lm, torch.zeros(1, 3, dtype=torch.long), 20)   # 23 tokens > max_len 8

@@ -240,12 +240,14 @@ def greedy_decode(model, tokens, max_new_tokens, eos_id=None, *, src=None, pad_i
 
 
 def sample(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None, eos_id=None, *,
-           src=None, pad_id=None):
+           src=None, pad_id=None, on_step=None):
     """Draw each next token from softmax(top_k(logits) / temperature).
 
     temperature=0 is greedy decoding. Pass a seeded `torch.Generator` for a
     reproducible draw: the same generator state gives the same text.
     model, tokens, src: as in `greedy_decode`. Returns (batch, n + new) with new ≤ max_new_tokens.
+    on_step(tokens (batch, n + i)): called before each step with the tokens so far — to show
+    a continuation as it grows, or to stop it by raising (the widgets of lessons 06 and 11).
     """
     _check_temperature(temperature)
     _check_top_k(top_k)
@@ -258,7 +260,17 @@ def sample(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator
 
     with torch.no_grad(), _eval_mode(model):
         step, tokens, fill = _setup(model, tokens, src, pad_id)
+        if on_step is not None:
+            step = _watched(step, on_step)
         return _decode(step, tokens, max_new_tokens, choose, eos_id, fill)
+
+
+def _watched(step, on_step):
+    """`step`, calling on_step(tokens) first each time."""
+    def watched(tokens):
+        on_step(tokens)
+        return step(tokens)
+    return watched
 
 
 # --------------------------------------------------------------------------- beam search
@@ -338,16 +350,18 @@ def beam_search(model, tokens, max_new_tokens, eos_id=None, beam_size=4, length_
 # --------------------------------------------------------------------------- text in, text out
 
 
-def generate_text(model, vocab, prompt, max_new_tokens=200, temperature=1.0, top_k=None, seed=0):
+def generate_text(model, vocab, prompt, max_new_tokens=200, temperature=1.0, top_k=None, seed=0,
+                  on_step=None):
     """Text in, text out: encode `prompt`, sample a continuation, decode it all.
 
     vocab: anything with encode(str) -> 1-D ids and decode(ids) -> str (e.g.
     `course_lib.data.shakespeare.CharVocab`). seed fixes the draw: the same arguments give
     the same text. An empty prompt starts from a newline. Returns prompt + continuation.
+    on_step: as in `sample`.
     """
     ids = vocab.encode(prompt or "\n")
     device = next(model.parameters()).device if isinstance(model, nn.Module) else None
     generator = torch.Generator(device=device or "cpu").manual_seed(seed)
-    out = sample(model, ids[None].to(device), max_new_tokens, temperature, top_k, generator)
+    out = sample(model, ids[None].to(device), max_new_tokens, temperature, top_k, generator, on_step=on_step)
     text = vocab.decode(out[0].cpu())
     return text if prompt else text[1:]

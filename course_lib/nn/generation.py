@@ -76,24 +76,26 @@ def _check_request(model, tokens, max_new_tokens, temperature, top_k):
 
 
 def generate(model, tokens, max_new_tokens, temperature=0.0, top_k=None, generator=None,
-             eos_id=None, use_cache=True):
+             eos_id=None, use_cache=True, on_step=None):
     """Continue `tokens` (batch, n) by up to max_new_tokens; returns (batch, n + new).
 
     temperature 0 = greedy; T > 0 samples from softmax(top_k(logits) / T) (lesson 06),
     reproducibly with a seeded `generator`. Stops early once every row emitted eos_id.
     use_cache=False recomputes the whole sequence at each step (same tokens, slower).
+    on_step(tokens so far): called before each step (see `decoding.sample`).
     """
     _check_request(model, tokens, max_new_tokens, temperature, top_k)
     step = cached_step(model, tokens.shape[1] + max_new_tokens) if use_cache else uncached_step(model)
-    return sample(step, tokens, max_new_tokens, temperature, top_k, generator, eos_id)
+    return sample(step, tokens, max_new_tokens, temperature, top_k, generator, eos_id, on_step=on_step)
 
 
 def generate_text(model, tokenizer, prompt, max_new_tokens=40, temperature=0.0, top_k=None, seed=0,
-                  use_cache=True, stop_at_eos=True):
+                  use_cache=True, stop_at_eos=True, on_step=None):
     """Text in, text out: the prompt and its continuation, decoded.
 
     tokenizer: the model's own (`course_lib.nn.llama.load_tokenizer()`). seed fixes the draw
     when sampling. stop_at_eos: stop at the tokenizer's end-of-sequence token.
+    on_step(tokens so far): called before each step (see `decoding.sample`).
     """
     if not isinstance(prompt, str):
         raise TypeError(f"prompt must be a str, got {type(prompt).__name__}")
@@ -102,7 +104,7 @@ def generate_text(model, tokenizer, prompt, max_new_tokens=40, temperature=0.0, 
     tokens = torch.tensor([tokenizer.encode(prompt)])
     generator = torch.Generator().manual_seed(seed)
     eos = tokenizer.eos_token_id if stop_at_eos else None
-    out = generate(model, tokens, max_new_tokens, temperature, top_k, generator, eos, use_cache)
+    out = generate(model, tokens, max_new_tokens, temperature, top_k, generator, eos, use_cache, on_step)
     return tokenizer.decode(out[0], skip_special_tokens=True)
 
 

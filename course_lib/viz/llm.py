@@ -89,7 +89,8 @@ def _piece(text):
     return {"\n": "\\n", " ": "␣", "": "∅"}.get(text, text.replace("\n", "\\n").replace(" ", "␣"))
 
 
-def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80, special=None):
+def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80, special=None,
+                     pending=False):
     """Generation seen from both ends: the distribution of the first new token (its most
     likely pieces, top) and the prompt with its continuation (bottom).
 
@@ -97,7 +98,8 @@ def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, t
     (after temperature and top-k). Only pieces with a probability > 0 get a bar (at T = 0,
     one). special: one bool per piece, True for a tokenizer's special token (say
     `<|endoftext|>`), drawn in another colour and labelled "(special)". Spaces are drawn
-    as ␣. Returns the Figure.
+    as ␣. pending: the continuation is still growing (drawn with a trailing " …").
+    Returns the Figure.
     """
     if len(top_pieces) != len(top_probs) or not top_pieces:
         raise ValueError(f"got {len(top_pieces)} pieces for {len(top_probs)} probabilities; need the same, ≥ 1")
@@ -109,7 +111,7 @@ def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, t
         raise ValueError("every probability is 0: nothing to draw")
     top_pieces, top_probs, special = ([seq[i] for i in kept] for seq in (top_pieces, top_probs, special))
     lines = []
-    for para in (prompt + continuation).split("\n"):
+    for para in (prompt + continuation + (" …" if pending else "")).split("\n"):
         lines.extend(textwrap.wrap(para, width) or [""])
     lines = lines[:14]
     text_height = 0.4 + 0.18 * len(lines)
@@ -128,7 +130,7 @@ def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, t
     ax_t.axis("off")
     ax_t.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8.5,
               transform=ax_t.transAxes)
-    ax_t.set_title("prompt + continuation", fontsize=10, loc="left")
+    ax_t.set_title("prompt + continuation" + (" (generating …)" if pending else ""), fontsize=10, loc="left")
     fig.tight_layout()
     return fig
 

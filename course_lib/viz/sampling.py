@@ -49,18 +49,19 @@ def next_token_bars(probs, labels, top=20, title="next-token distribution"):
     return fig
 
 
-def sample_panel(prompt, text, probs, labels, temperature, top_k, top=20, width=72):
+def sample_panel(prompt, text, probs, labels, temperature, top_k, top=20, width=72, pending=False):
     """Sampling, seen from both ends: the distribution for the first new token (top) and
     the whole sampled text (bottom, the prompt included).
 
     prompt: the prompt string; text: prompt + continuation; probs: (vocab,) the
-    distribution the first new token was drawn from. Returns the Figure.
+    distribution the first new token was drawn from. pending: the text is still growing
+    (drawn with a trailing " …"). Returns the Figure.
     """
     if not text.startswith(prompt):
         raise ValueError("text must start with the prompt")
     p = _check_probs(probs, labels)
     lines = []
-    for para in text.split("\n"):
+    for para in (text + " …" if pending else text).split("\n"):
         lines.extend(textwrap.wrap(para, width, replace_whitespace=False, drop_whitespace=False) or [""])
     lines = lines[:16]
     text_height = 0.5 + 0.17 * len(lines)   # inches: the text panel grows with the sample
@@ -72,7 +73,8 @@ def sample_panel(prompt, text, probs, labels, temperature, top_k, top=20, width=
     shown = "\n".join(lines)
     ax_t.axis("off")
     ax_t.text(0.0, 1.0, shown, va="top", ha="left", family="monospace", fontsize=9, transform=ax_t.transAxes)
-    ax_t.set_title(f"sample: prompt {prompt!r} + {len(text) - len(prompt)} sampled characters",
+    so_far = " so far, sampling …" if pending else ""
+    ax_t.set_title(f"sample: prompt {prompt!r} + {len(text) - len(prompt)} sampled characters{so_far}",
                    fontsize=10, loc="left")
     fig.tight_layout()
     return fig

@@ -5,7 +5,7 @@ import ipywidgets as W
 import torch
 
 from ..viz.attention import D_K_CHOICES, attention_explorer_view, scaling_view
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["scaling_explorer", "attention_explorer"]
 
@@ -15,15 +15,12 @@ _STYLE = {"description_width": "initial"}
 def scaling_explorer(d_k=64, scaled=False):
     """A slider on d_k and a toggle for the ÷√d_k scaling; redraws one query's softmax
     weights and where d_k sits on the saturation curves. Returns the widget."""
-    draw = show_figure(scaling_view)
-    widget = W.interactive(
-        lambda d_k, scaled: draw(d_k=d_k, scaled=scaled),
+    return live_figure(
+        scaling_view,
         d_k=W.SelectionSlider(options=list(D_K_CHOICES), value=d_k, description="d_k",
                               style=_STYLE, continuous_update=False),
         scaled=W.Checkbox(value=scaled, description="divide the scores by √d_k", style=_STYLE),
     )
-    widget.draw = draw
-    return widget
 
 
 def attention_explorer(tokens, scores, query=0, temperature=1.0):
@@ -37,14 +34,12 @@ def attention_explorer(tokens, scores, query=0, temperature=1.0):
     if scores.shape != (len(tokens), len(tokens)):
         raise ValueError(f"scores must be ({len(tokens)}, {len(tokens)}) for {len(tokens)} tokens, "
                          f"got shape {tuple(scores.shape)}")
-    draw = show_figure(attention_explorer_view)
-    widget = W.interactive(
-        lambda query, temperature: draw(tokens=tokens, scores=scores, query=query, temperature=temperature),
+    return live_figure(
+        lambda query, temperature: attention_explorer_view(tokens=tokens, scores=scores, query=query,
+                                                           temperature=temperature),
         query=W.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)], value=query,
                          description="query token", style=_STYLE),
         temperature=W.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,
                                      description="temperature T", style=_STYLE,
                                      continuous_update=False),
     )
-    widget.draw = draw
-    return widget

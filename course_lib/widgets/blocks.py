@@ -7,7 +7,7 @@ import ipywidgets as W
 
 from ..experiments.stacks import ARRANGEMENTS, layer_profile
 from ..viz.blocks import layer_profile_plot
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["depth_explorer"]
 
@@ -31,18 +31,14 @@ def depth_explorer(wiring="plain", depth=12, max_depth=24):
         raise ValueError(f"wiring must be one of {list(ARRANGEMENTS)}, got {wiring!r}")
     if not 1 <= depth <= max_depth:
         raise ValueError(f"depth must be in 1..{max_depth}, got {depth}")
-    draw = show_figure(layer_profile_plot)
-
     def update(wiring, depth):
         grads, rms = _profile(wiring, depth)
-        draw(grad_norms=grads, stream_rms=rms, title=f"{wiring}, {depth} blocks (freshly initialised)")
+        return layer_profile_plot(grad_norms=grads, stream_rms=rms, title=f"{wiring}, {depth} blocks (freshly initialised)")
 
     style = {"description_width": "80px"}   # one label width: the controls line up
     wide = {"width": "380px"}
-    widget = W.interactive(
+    return live_figure(
         update,
         wiring=W.Dropdown(options=list(ARRANGEMENTS), value=wiring, description="wiring", style=style, layout=wide),
         depth=W.IntSlider(value=depth, min=1, max=max_depth, description="blocks", style=style, layout=wide),
     )
-    widget.draw = draw
-    return widget

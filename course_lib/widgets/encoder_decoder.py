@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..viz.encoder_decoder import encoder_decoder_diagram
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["shapes_explorer"]
 
@@ -15,15 +15,13 @@ def shapes_explorer():
     Each change runs a fresh model of those sizes and redraws the diagram with the
     shapes it produced. Returns the widget (`.draw.last_figure` for tests).
     """
-    draw = show_figure(encoder_decoder_diagram)
-
     def update(batch, n_src, n_tgt, d_model, h, tgt_vocab):
-        draw(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=4 * d_model,
+        return encoder_decoder_diagram(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=4 * d_model,
              tgt_vocab=tgt_vocab, n_layers=2)
 
     # one label width and one control width: the controls line up, the sliders are long enough
     look = dict(style={"description_width": "160px"}, layout={"width": "460px"})
-    widget = W.interactive(
+    return live_figure(
         update,
         batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),
         n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", **look),
@@ -32,5 +30,3 @@ def shapes_explorer():
         h=W.Dropdown(options=[1, 2, 4, 8], value=4, description="heads h", **look),
         tgt_vocab=W.IntSlider(value=40, min=10, max=100, step=10, description="target vocabulary V", **look),
     )
-    widget.draw = draw
-    return widget

@@ -5,7 +5,7 @@ import ipywidgets as W
 import torch
 
 from ..viz.families import family_attention_maps
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["pretrained_head_explorer"]
 
@@ -26,22 +26,18 @@ def pretrained_head_explorer(attention, tokens, labels=None):
     if len(shapes) != 1 or any(torch.as_tensor(a).dim() != 4 for a in attention.values()):
         raise ValueError("every attention entry must be (layers, h, n, n) with the same layers and h")
     n_layers, h = shapes.pop()
-    draw = show_figure(family_attention_maps)
-
     def update(sentence, layer, head):
         toks = tokens[sentence]
         kind = f" — {labels[layer][head]}" if labels is not None else ""
-        draw(panels=[{"weights": attention[sentence][layer, head], "q_tokens": toks, "k_tokens": toks,
+        return family_attention_maps(panels=[{"weights": attention[sentence][layer, head], "q_tokens": toks, "k_tokens": toks,
                       "title": f"layer {layer}, head {head}{kind}"}], figsize=(4.6, 4.4))
 
     style = {"description_width": "80px"}   # one label width: the controls line up
     wide = {"width": "380px"}
     names = list(attention)
-    widget = W.interactive(
+    return live_figure(
         update,
         sentence=W.Dropdown(options=names, value=names[0], description="sentence", style=style, layout=wide),
         layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
         head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
     )
-    widget.draw = draw
-    return widget

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 from ..experiments.toy_tasks import attention_by_layer, relation_masks, token_labels
 from ..viz.heads import attention_map
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["head_explorer"]
 
@@ -19,20 +19,16 @@ def head_explorer(model, tokens):
     weights = attention_by_layer(model, tokens)
     prev, match = relation_masks(tokens)
     n_layers, h = len(weights), weights[0].shape[1]
-    draw = show_figure(attention_map)
-
     def update(example, layer, head):
-        draw(weights=weights[layer][example, head], labels=token_labels(tokens[example]),
+        return attention_map(weights=weights[layer][example, head], labels=token_labels(tokens[example]),
              title=f"layer {layer}, head {head} (example {example})",
              marks={"previous token": prev[example], "binding of the same letter": match[example]})
 
     style = {"description_width": "80px"}   # one label width: the controls line up
     wide = {"width": "380px"}
-    widget = W.interactive(
+    return live_figure(
         update,
         example=W.IntSlider(value=0, min=0, max=len(tokens) - 1, description="example", style=style, layout=wide),
         layer=W.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
         head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
     )
-    widget.draw = draw
-    return widget

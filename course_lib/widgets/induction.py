@@ -5,7 +5,7 @@ import ipywidgets as W
 
 from ..experiments.induction import attention_stack, induction_scores, previous_token_scores
 from ..viz.induction import induction_head_map
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["induction_head_browser"]
 
@@ -25,23 +25,19 @@ def induction_head_browser(model, tokens, period):
     prev, ind = previous_token_scores(attn), induction_scores(attn, period)
     n_layers, n_examples, h = attn.shape[:3]
     bos = model.embed.num_embeddings - 1 if hasattr(model, "embed") else None
-    draw = show_figure(induction_head_map)
-
     def labels(example):
         return ["BOS" if int(t) == bos else str(int(t)) for t in tokens[example]]
 
     def update(layer, head, example):
-        draw(weights=attn[layer, example, head], tokens=labels(example), period=period,
+        return induction_head_map(weights=attn[layer, example, head], tokens=labels(example), period=period,
              title=f"layer {layer}, head {head}: previous-token {prev[layer, head]:.2f}, "
                    f"induction {ind[layer, head]:.2f}")
 
     style = {"description_width": "80px"}   # one label width: the controls line up
     wide = {"width": "380px"}
-    widget = W.interactive(
+    return live_figure(
         update,
         layer=W.IntSlider(value=1, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),
         head=W.IntSlider(value=0, min=0, max=h - 1, description="head", style=style, layout=wide),
         example=W.IntSlider(value=0, min=0, max=n_examples - 1, description="example", style=style, layout=wide),
     )
-    widget.draw = draw
-    return widget

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..viz.positional import sinusoidal_overview
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["sinusoidal_explorer"]
 
@@ -16,9 +16,8 @@ def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 1000
 
     Draws the table PE and its similarity matrix PE·PEᵀ. Returns the widget.
     """
-    draw = show_figure(sinusoidal_overview)
-    widget = W.interactive(
-        lambda d_model, length, base: draw(d_model=d_model, length=length, base=base),
+    return live_figure(
+        sinusoidal_overview,
         d_model=W.IntSlider(value=d_model, min=8, max=256, step=8, description="d_model",
                             continuous_update=False, style=_STYLE, layout={"width": "440px"}),
         length=W.IntSlider(value=length, min=10, max=400, step=10, description="length (positions)",
@@ -26,5 +25,3 @@ def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 1000
         base=W.FloatLogSlider(value=base, base=10, min=1, max=5, step=0.25, description="base",
                               continuous_update=False, style=_STYLE, layout={"width": "440px"}),
     )
-    widget.draw = draw
-    return widget

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..viz.rnn import gradient_norm_view
-from ._wiring import show_figure
+from ._wiring import live_figure
 
 __all__ = ["gradient_explorer"]
 
@@ -15,12 +15,10 @@ def gradient_explorer(radius=1.0, nonlinearity="tanh", input_scale=0.5):
     Redraws ‖∂h_t/∂h_0‖ against t. Returns the widget; `.draw.last_figure` is the
     last figure drawn (for tests).
     """
-    draw = show_figure(gradient_norm_view)
     style = {"description_width": "170px"}   # one label width: the controls line up
     wide = {"width": "460px"}
-    widget = W.interactive(
-        lambda radius, nonlinearity, input_scale: draw(
-            radius=radius, nonlinearity=nonlinearity, input_scale=input_scale),
+    return live_figure(
+        gradient_norm_view,
         radius=W.FloatSlider(value=radius, min=0.3, max=3.0, step=0.05,
                              description="spectral radius ρ of W", style=style, layout=wide,
                              continuous_update=False),
@@ -30,5 +28,3 @@ def gradient_explorer(radius=1.0, nonlinearity="tanh", input_scale=0.5):
                                   description="input strength", style=style, layout=wide,
                                   continuous_update=False),
     )
-    widget.draw = draw
-    return widget

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..viz.translation import label_smoothing_bars, translation_figure
-from ._wiring import show_figure
+from ._wiring import live_figure, show_figure
 
 __all__ = ["translator_widget", "label_smoothing_explorer"]
 
@@ -49,11 +49,8 @@ def translator_widget(model, data, text="twenty-one"):
 
 def label_smoothing_explorer(vocab_size=35, right=4):
     """A slider on ε: the smoothed target and the loss floor it implies."""
-    draw = show_figure(label_smoothing_bars)
-    widget = W.interactive(
-        lambda smoothing: draw(vocab_size=vocab_size, smoothing=smoothing, right=right),
+    return live_figure(
+        lambda smoothing: label_smoothing_bars(vocab_size=vocab_size, smoothing=smoothing, right=right),
         smoothing=W.FloatSlider(value=0.1, min=0.0, max=0.5, step=0.02, description="smoothing ε",
                                 style={"description_width": "initial"}),
     )
-    widget.draw = draw
-    return widget

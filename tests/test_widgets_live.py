@@ -1,0 +1,174 @@
+"""The explorers' wiring (course_lib/widgets/_wiring.py): the latest value wins.
+
+In a kernel the figure is drawn by a worker thread; here the same code runs with
+`threaded=True`, so a burst of changes, a streaming answer and an error are checked
+without a browser (the browser test and benchmarks/widget_latency.py see it in JupyterLab).
+"""
+import re
+import threading
+import time
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as W  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from course_lib.data.shakespeare import CharVocab  # noqa: E402
+from course_lib.nn.decoding import generate_text  # noqa: E402
+from course_lib.nn.models import DecoderOnlyLM  # noqa: E402
+from course_lib.widgets import sampling_explorer  # noqa: E402
+from course_lib.widgets._wiring import LiveFigure, Superseded, live_figure  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _status(w):
+    m = re.search(r'data-wanted="(\d+)" data-shown="(\d+)" data-final="([01])"', w.status.value)
+    return tuple(int(g) for g in m.groups())
+
+
+def _figure(value):
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.set_title(f"value {value}")
+    return fig
+
+
+def _title(w):
+    return w.draw.last_figure.axes[0].get_title()
+
+
+class SlowViz:
+    """A viz function that takes `seconds` and records every value it was asked for."""
+
+    def __init__(self, seconds=0.15):
+        self.seconds, self.calls = seconds, []
+
+    def __call__(self, x):
+        self.calls.append(x)
+        time.sleep(self.seconds)
+        return _figure(x)
+
+
+def test_without_a_kernel_every_change_is_drawn_at_once():
+    viz = SlowViz(0)
+    w = live_figure(viz, x=W.IntSlider(value=0, max=10))
+    assert isinstance(w, LiveFigure) and "widget-interact" in w._dom_classes
+    assert bytes(w.image.value).startswith(PNG) and _title(w) == "value 0"
+    w.children[0].value = 3
+    assert _title(w) == "value 3" and viz.calls == [0, 3]
+    assert _status(w) == (1, 1, 1)
+    w.update()
+    assert viz.calls == [0, 3, 3]
+
+
+def test_a_burst_draws_the_last_value_and_skips_those_left_behind():
+    viz = SlowViz(0.15)
+    slider = W.IntSlider(value=0, max=10)
+    w = live_figure(viz, threaded=True, x=slider)
+    start = time.monotonic()
+    for value in range(1, 7):                      # six presses, faster than one drawing
+        slider.value = value
+    handled = time.monotonic() - start
+    assert handled < 0.1, f"six changes took {handled:.3f} s to hand over: they must not wait for drawing"
+    assert w.wait(10)
+    assert _title(w) == "value 6" and _status(w) == (6, 6, 1)
+    # the worker takes the newest value each time it starts: at most one drawing before the
+    # last (the value newest when it woke), none of the values left behind while it drew
+    assert viz.calls[0] == 0 and viz.calls[-1] == 6 and len(viz.calls) <= 3, viz.calls
+    assert viz.calls == sorted(viz.calls), viz.calls
+
+
+def test_the_status_says_updating_until_the_figure_catches_up():
+    gate = threading.Event()
+
+    def viz(x):
+        if x:
+            gate.wait(5)
+        return _figure(x)
+
+    slider = W.IntSlider(value=0, max=10)
+    w = live_figure(viz, threaded=True, x=slider)
+    slider.value = 1
+    time.sleep(0.05)
+    assert _status(w) == (1, 0, 1) and "updating" in w.status.value
+    gate.set()
+    assert w.wait(5) and _status(w) == (1, 1, 1) and "updating" not in w.status.value
+
+
+def test_a_stream_shows_a_first_answer_then_is_abandoned_for_a_newer_value():
+    shown, finished = [], []
+
+    def viz(show, x):
+        show(lambda: _figure(f"{x} first"))
+        for step in range(40):
+            time.sleep(0.01)
+            show()                                  # raises Superseded once x is left behind
+        finished.append(x)
+        return _figure(f"{x} done")
+
+    slider = W.IntSlider(value=0, max=10)
+    w = live_figure(viz, streams=True, threaded=True, x=slider)
+    assert finished == [0]                          # the first figure is drawn to the end
+    slider.value = 1
+    deadline = time.monotonic() + 5
+    while _title(w) != "value 1 first" and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert _title(w) == "value 1 first" and _status(w)[1:] == (1, 0)   # shown, not final
+    slider.value = 2                                # mid-stream: 1 is dropped
+    assert w.wait(5)
+    assert finished == [0, 2] and _title(w) == "value 2 done" and _status(w) == (2, 2, 1)
+
+
+def test_without_a_kernel_a_stream_skips_its_partial_figures():
+    built = []
+
+    def viz(show, x):
+        show(lambda: built.append(x) or _figure(x))
+        return _figure(f"{x} done")
+
+    w = live_figure(viz, streams=True, x=W.IntSlider(value=0))
+    assert built == [] and _title(w) == "value 0 done"
+
+
+def test_an_error_is_shown_in_one_line_and_the_last_figure_stays():
+    def viz(x):
+        if x == 5:
+            raise ValueError("x must not be 5")
+        return _figure(x)
+
+    slider = W.IntSlider(value=0, max=10)
+    w = live_figure(viz, threaded=True, x=slider)
+    before = w.image.value
+    slider.value = 5
+    assert w.wait(5)
+    assert "ValueError: x must not be 5" in w.status.value and w.image.value == before
+    slider.value = 6
+    assert w.wait(5) and _title(w) == "value 6" and "Error" not in w.status.value
+    with pytest.raises(ValueError, match="must not be 5"):    # without a kernel: raised
+        live_figure(viz, x=W.IntSlider(value=5, max=10))
+
+
+def test_superseded_is_what_show_raises():
+    assert issubclass(Superseded, Exception)
+
+
+VOCAB = CharVocab.from_text("ROMEO:\nabcdefghijklmnop ,.")
+
+
+def test_lesson_06_sampler_streams_and_ends_on_the_text_of_the_last_settings():
+    torch.manual_seed(0)
+    model = DecoderOnlyLM(len(VOCAB), d_model=16, h=2, d_ff=32, n_layers=1, max_len=16)
+    w = sampling_explorer(model, VOCAB, length=200)
+    w._threaded = True                              # as in a kernel
+    controls = {c.description: c for c in w.children if getattr(c, "description", "")}
+    for seed in (1, 2, 3, 4):
+        controls["seed"].value = seed
+    assert w.wait(30)
+    text = w.draw.last_figure.axes[1].texts[0].get_text().replace("\n", "")
+    expected = generate_text(model, VOCAB, "ROMEO:\n", 200, 0.8, None, 4).replace("\n", "")
+    assert text.startswith(expected[:60]), (text[:80], expected[:80])
+    assert _status(w) == (4, 4, 1)
