@@ -172,3 +172,51 @@ def test_lesson_06_sampler_streams_and_ends_on_the_text_of_the_last_settings():
     expected = generate_text(model, VOCAB, "ROMEO:\n", 200, 0.8, None, 4).replace("\n", "")
     assert text.startswith(expected[:60]), (text[:80], expected[:80])
     assert _status(w) == (4, 4, 1)
+
+
+# ------------------------------------------------------------------ the PNG the page shows
+
+def test_the_png_is_cropped_to_the_ink_at_the_figures_dpi():
+    from PIL import Image
+    import io
+
+    from course_lib.widgets._wiring import figure_png
+
+    fig, ax = plt.subplots(figsize=(4, 3), dpi=100)
+    ax.plot([0, 1], [0, 1])
+    png = figure_png(fig)
+    width, height = Image.open(io.BytesIO(png)).size
+    assert png.startswith(PNG) and width <= 400 and height <= 300
+    assert width > 300 and height > 200                 # the axes fill most of the canvas
+    blank = plt.figure(figsize=(2, 1))                  # no ink at all: the whole canvas
+    assert Image.open(io.BytesIO(figure_png(blank))).size == (200, 100)
+
+
+def _explorers():
+    from course_lib.widgets import (gradient_explorer, label_smoothing_explorer, scaling_explorer,
+                                    shapes_explorer, sinusoidal_explorer, temperature_explorer)
+    tokens = "The animal didn't cross the street".split()
+    from course_lib.widgets import attention_explorer
+    return {"00": temperature_explorer, "01": gradient_explorer, "02 scaling": scaling_explorer,
+            "02 attention": lambda: attention_explorer(tokens, torch.randn(6, 6, generator=torch.Generator().manual_seed(0))),
+            "03": sinusoidal_explorer, "07": shapes_explorer, "08": label_smoothing_explorer}
+
+
+@pytest.mark.parametrize("name", list(_explorers()))
+def test_nothing_an_explorer_draws_lies_outside_its_canvas(name):
+    """The PNG is one draw of the canvas (no second, measuring draw as with a tight bbox),
+    so whatever lies outside the canvas would be cut: nothing may, at either end of the
+    first control's range (5 px of slack: a descender)."""
+    w = _explorers()[name]()
+    control = w.children[0]
+    ends = ([control.options[0], control.options[-1]] if hasattr(control, "options") and control.options
+            else [control.min, control.max])
+    for value in ends:
+        control.value = value[1] if isinstance(value, tuple) else value
+        fig = w.draw.last_figure
+        x0, y0, x1, y1 = fig.get_tightbbox().extents
+        width, height = fig.get_size_inches()
+        slack = 0.05
+        assert x0 >= -slack and y0 >= -slack and x1 <= width + slack and y1 <= height + slack, \
+            f"{name} at {value}: drawn {x0:.2f}..{x1:.2f} × {y0:.2f}..{y1:.2f} in, canvas {width} × {height} in"
+        plt.close("all")

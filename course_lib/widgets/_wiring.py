@@ -9,7 +9,7 @@ the newest value and skips every value already left behind. A drawing function t
 and is abandoned as soon as a newer value is wanted.
 
 The figure is an `ipywidgets.Image` holding the PNG matplotlib's inline backend would
-show (same size, same tight crop), so a saved lesson shows its last figure without a
+show (same dpi, cropped to the ink), so a saved lesson shows its last figure without a
 kernel. Outside a kernel (pytest, scripts) every change is drawn at once, in the caller's
 thread, so tests can set `slider.value` and read `widget.draw.last_figure`.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import html
+import io
 import threading
 
 import ipywidgets as W
@@ -39,11 +40,26 @@ def _in_kernel():
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def figure_png(fig):
-    """The PNG bytes the inline backend would show for `fig` (its dpi, tight crop)."""
-    from IPython.core.pylabtools import print_figure
+def figure_png(fig, pad=10):
+    """`fig` as PNG bytes, cropped to its ink plus `pad` pixels (what the inline backend's
+    tight crop shows), at the figure's dpi.
 
-    return print_figure(fig, "png")
+    One Agg draw, then the crop in numpy: the inline backend's `bbox_inches="tight"` draws
+    the figure twice (once to measure it), which is half of a slider's wait. Nothing a viz
+    function draws lies outside its canvas (tests/test_widgets_live.py checks the explorers).
+    """
+    import numpy as np
+    from PIL import Image
+
+    fig.canvas.draw()
+    rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3]
+    ink = (rgb < 250).any(axis=2)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if rows.size:
+        rgb = rgb[max(rows[0] - pad, 0):rows[-1] + pad + 1, max(cols[0] - pad, 0):cols[-1] + pad + 1]
+    out = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1)
+    return out.getvalue()
 
 
 class _Drawn:
