@@ -104,8 +104,8 @@ class LiveFigure(W.VBox):
 
     def __repr__(self):
         # The text/plain a notebook shows where the widget cannot render: say what to do.
-        return ("[an explorer: sliders over a figure. Seeing this text instead? Run this cell "
-                "(Shift+Enter); a saved explorer needs a trusted notebook and a running kernel]")
+        # Kept short: ipywidgets cuts it at 110 characters.
+        return "[an explorer (sliders over a figure): run this cell to bring it to life]"
 
     def update(self):
         """Draw again with the controls' current values (as `interactive.update` does)."""
