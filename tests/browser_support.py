@@ -225,9 +225,17 @@ class LabServer:
 # --------------------------------------------------------------------------- page watching
 # Patterns (regex) for console errors, failed requests and HTTP errors that are *not*
 # errors of the course. Every entry must say why it is harmless; anything else
-# fails the test. Lesson 00 needs none: with the news feed and update check off
-# (tools/lab.py) JupyterLab logs no error and requests nothing off loopback.
-IGNORED: list[str] = []
+# fails the test. With the news feed and update check off (tools/lab.py) JupyterLab
+# logs no other error and requests nothing off loopback.
+IGNORED: list[str] = [
+    # jupyterlab-manager's known race (jupyter-widgets/ipywidgets#3231): when the kernel
+    # connects it restores the saved widget state again and re-renders the views, and a
+    # view that asks for its model before the restore has finished logs this error. The
+    # view is then drawn from the restored state; a widget that really fails to render
+    # leaves "Error displaying widget" in the page, which wait_widgets_rendered rejects.
+    r"^Error: widget model not found\s+at \S+\.get_model \(http://127\.0\.0\.1:\d+/lab/extensions/"
+    r"@jupyter-widgets/jupyterlab-manager/",
+]
 
 
 @dataclass
