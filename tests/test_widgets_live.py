@@ -65,6 +65,22 @@ def test_without_a_kernel_every_change_is_drawn_at_once():
     assert viz.calls == [0, 3, 3]
 
 
+def test_going_back_to_a_value_sends_new_bytes():
+    # JupyterLab's widget manager drops an Image value equal to one it showed before, so
+    # T 1.00 -> 1.12 -> 1.00 left the 1.12 figure on screen: each drawing is new bytes.
+    from PIL import Image
+    import io
+
+    w = live_figure(_figure, value=W.IntSlider(value=0, max=10))
+    slider, sent = w.children[0], []
+    w.image.observe(lambda change: sent.append(bytes(change["new"])), names="value")
+    for v in (1, 0, 1, 0):
+        slider.value = v
+    assert len(sent) == 4 and len(set(sent)) == 4, "every change must reach the browser"
+    pixels = [Image.open(io.BytesIO(b)).convert("RGB").tobytes() for b in sent]
+    assert pixels[0] == pixels[2] and pixels[1] == pixels[3] and pixels[0] != pixels[1]
+
+
 def test_a_burst_draws_the_last_value_and_skips_those_left_behind():
     viz = SlowViz(0.15)
     slider = W.IntSlider(value=0, max=10)

@@ -40,9 +40,10 @@ def _in_kernel():
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def figure_png(fig, pad=10):
+def figure_png(fig, pad=10, serial=None):
     """`fig` as PNG bytes, cropped to its ink plus `pad` pixels (what the inline backend's
-    tight crop shows), at the figure's dpi.
+    tight crop shows), at the figure's dpi. `serial`, when given, is written into the
+    PNG as a text chunk, so two drawings of the same picture are different bytes.
 
     One Agg draw, then the crop in numpy: the inline backend's `bbox_inches="tight"` draws
     the figure twice (once to measure it), which is half of a slider's wait. Nothing a viz
@@ -58,7 +59,12 @@ def figure_png(fig, pad=10):
     if rows.size:
         rgb = rgb[max(rows[0] - pad, 0):rows[-1] + pad + 1, max(cols[0] - pad, 0):cols[-1] + pad + 1]
     out = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1)
+    info = None
+    if serial is not None:
+        from PIL.PngImagePlugin import PngInfo
+        info = PngInfo()
+        info.add_text("course-live-figure", str(serial))
+    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1, pnginfo=info)
     return out.getvalue()
 
 
@@ -92,7 +98,7 @@ class LiveFigure(W.VBox):
         self.draw = _Drawn()
         self._lock = threading.Condition()
         self._status_lock = threading.Lock()
-        self._wanted = self._shown = 0
+        self._wanted = self._shown = self._serial = 0
         self._final, self._busy, self._worker = True, False, None
         for control in self._controls.values():
             control.observe(self._on_change, names="value")
@@ -137,7 +143,11 @@ class LiveFigure(W.VBox):
 
     def _display(self, fig, version, final):
         """Show `fig` as the figure of change number `version`."""
-        png = figure_png(fig)
+        # A serial number in every PNG: JupyterLab's widget manager drops an Image value
+        # equal to one it showed before (seen in Chromium: T 1.00 -> 1.12 -> 1.00 left the
+        # 1.12 figure on screen), so the same picture drawn again must be new bytes.
+        self._serial += 1
+        png = figure_png(fig, serial=self._serial)
         plt.close(fig)                  # pyplot forgets it: the inline backend never shows it twice
         self.draw.last_figure = fig
         self.image.value = png
