@@ -129,6 +129,7 @@ def sweep(lesson: str, ns, browsers: int, budget_s: float, timeout_s: float, max
         for n in ns:
             if n > max_n or time.monotonic() - start > budget_s:
                 break
+            load_before = os.getloadavg()[0]     # what else ran: the class itself is not yet there
             runs, sampler = one_round(hub, users[:n], path, browsers if n > 1 else 0, timeout_s)
             times = sorted(r.seconds for r in runs if r.completed)
             p50 = statistics.median(times) if times else float("nan")
@@ -140,6 +141,7 @@ def sweep(lesson: str, ns, browsers: int, budget_s: float, timeout_s: float, max
                    "peak_used_gb": round((sampler.peak_used - baseline) / 2**30, 2),
                    "per_student_gb": round(sampler.peak_student / 2**30, 2),
                    "load_avg": round(statistics.mean(sampler.load), 1) if sampler.load else None,
+                   "load_before": round(load_before, 2), "isolated": os.geteuid() == 0,
                    "browser_students": min(browsers, n) if n > 1 else 0,
                    "failures": [r.failure or "; ".join(r.errors)[:200] for r in runs if not r.completed]}
             rows.append(row)
@@ -166,7 +168,7 @@ def main(argv=None) -> int:
     per_lesson = args.budget_s / len(lessons)
     print(f"# machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
           f"load average at start {os.getloadavg()[0]:.1f}", flush=True)
-    allrows, summary = [], {}
+    allrows, summary, load_at_start = [], {}, os.getloadavg()
     for lesson in lessons:
         rows, largest = sweep(lesson, ns, args.browser, per_lesson, args.timeout_s, args.max_n)
         allrows += rows
@@ -177,6 +179,7 @@ def main(argv=None) -> int:
         args.out.write_text(json.dumps({
             "command": "benchmarks/class_load.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "cores": os.cpu_count(), "memory_gb": round(psutil.virtual_memory().total / 2**30),
+            "load_at_start": [round(x, 2) for x in load_at_start],
             "rows": allrows, "largest_n": summary}, indent=1), encoding="utf-8")
     return 0
 

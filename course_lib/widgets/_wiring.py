@@ -52,8 +52,14 @@ def figure_png(fig, pad=10, serial=None):
     import numpy as np
     from PIL import Image
 
-    fig.canvas.draw()
-    rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    # Drawn on an Agg canvas of its own: a figure built in the worker thread does not
+    # always have one (seen in a kernel: "'FigureCanvasBase' object has no attribute
+    # 'buffer_rgba'" about one press in six), and the PNG must not depend on the backend.
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    rgb = np.asarray(canvas.buffer_rgba())[..., :3]
     ink = (rgb < 250).any(axis=2)
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     if rows.size:
