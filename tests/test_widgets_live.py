@@ -236,3 +236,18 @@ def test_nothing_an_explorer_draws_lies_outside_its_canvas(name):
         assert x0 >= -slack and y0 >= -slack and x1 <= width + slack and y1 <= height + slack, \
             f"{name} at {value}: drawn {x0:.2f}..{x1:.2f} × {y0:.2f}..{y1:.2f} in, canvas {width} × {height} in"
         plt.close("all")
+
+
+def test_a_figure_without_an_agg_canvas_is_drawn_too():
+    # In a kernel's worker thread a figure sometimes came without the backend's canvas.
+    from matplotlib.figure import Figure
+    from PIL import Image
+    import io
+
+    from course_lib.widgets._wiring import figure_png
+
+    fig = Figure(figsize=(2, 1), dpi=100)               # a FigureCanvasBase, no buffer_rgba
+    fig.add_subplot().plot([0, 1], [1, 0])
+    png = figure_png(fig, serial=7)
+    image = Image.open(io.BytesIO(png))
+    assert png.startswith(PNG) and image.size[0] <= 200 and image.text["course-live-figure"] == "7"
