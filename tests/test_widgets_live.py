@@ -251,3 +251,17 @@ def test_a_figure_without_an_agg_canvas_is_drawn_too():
     png = figure_png(fig, serial=7)
     image = Image.open(io.BytesIO(png))
     assert png.startswith(PNG) and image.size[0] <= 200 and image.text["course-live-figure"] == "7"
+
+
+def test_a_figure_closed_under_the_worker_is_drawn_once_more():
+    calls = []
+
+    def viz(x):
+        calls.append(x)
+        if len(calls) == 2:          # pyplot reset the canvas while tight_layout ran
+            raise AttributeError("'FigureCanvasBase' object has no attribute 'get_renderer'")
+        return _figure(x)
+
+    w = live_figure(viz, x=W.IntSlider(value=0, max=10))
+    w.children[0].value = 4
+    assert calls == [0, 4, 4] and _title(w) == "value 4" and _status(w) == (1, 1, 1)

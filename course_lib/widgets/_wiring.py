@@ -164,15 +164,7 @@ class LiveFigure(W.VBox):
         """Draw change number `version` with the current values; drop it once stale."""
         values = self.values()
         try:
-            if self._streams:
-                def show(make_figure=None):
-                    if version != self._wanted:
-                        raise Superseded
-                    if self._threaded and make_figure is not None:   # partial answers: only live
-                        self._display(make_figure(), version, final=False)
-                fig = self._viz(show, **values)
-            else:
-                fig = self._viz(**values)
+            fig = self._draw_once_more_if_closed(values, version)
             if version != self._wanted:
                 plt.close(fig)
                 raise Superseded
@@ -184,6 +176,32 @@ class LiveFigure(W.VBox):
             self._set_status(f"{type(error).__name__}: {error}", error=True)
             if not self._threaded:
                 raise
+
+    def _draw(self, values, version):
+        if not self._streams:
+            return self._viz(**values)
+
+        def show(make_figure=None):
+            if version != self._wanted:
+                raise Superseded
+            if self._threaded and make_figure is not None:   # partial answers: only live
+                self._display(make_figure(), version, final=False)
+        return self._viz(show, **values)
+
+    def _draw_once_more_if_closed(self, values, version):
+        """Draw; once more if pyplot closed the figure under the worker.
+
+        In a kernel, pyplot (a process-wide registry) now and then closes a figure the
+        worker is still building, which resets its canvas ("'FigureCanvasBase' object has
+        no attribute 'get_renderer'" in tight_layout, about one press in twenty in Chromium,
+        lesson 07); the figure is then drawn once more.
+        """
+        try:
+            return self._draw(values, version)
+        except AttributeError as error:
+            if "FigureCanvasBase" not in str(error):
+                raise
+            return self._draw(values, version)
 
     def _start_worker(self):
         if self._worker is None:
