@@ -26,6 +26,22 @@ HUB = str(ROOT / "deploy" / "hub" / "hub.py")
 LESSON00 = "notebooks/00_start_here.ipynb"
 
 
+# ------------------------------------------------------------------ the client's websocket frames
+def test_a_message_with_buffers_is_read_from_its_binary_frame():
+    # An explorer's figure is an Image widget: its PNG comes as a binary frame, which the
+    # class client once fed to json.loads (UnicodeDecodeError, every load-sweep run failed).
+    from jupyter_server.services.kernels.connection.base import serialize_binary_message
+
+    msg = {"header": {"msg_type": "comm_msg"}, "parent_header": {"msg_id": "x"},
+           "metadata": {}, "content": {"data": {"state": {}}}, "channel": "iopub",
+           "buffers": [b"\x89PNG\r\n\x1a\n" + bytes(range(256)), b"second"]}
+    decoded = client.decode_frame(serialize_binary_message(msg))
+    assert decoded["header"]["msg_type"] == "comm_msg" and decoded["parent_header"]["msg_id"] == "x"
+    assert client.decode_frame('{"msg_type": "status"}') == {"msg_type": "status"}
+    with pytest.raises(ValueError, match="offsets"):
+        client.decode_frame(b"\x00\x00\x00\x05\x00")
+
+
 # ------------------------------------------------------------------ bad input: one line each
 def _hub_cli(*args, timeout=60):
     return subprocess.run([sys.executable, HUB, *args], capture_output=True, text=True,

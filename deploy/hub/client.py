@@ -226,6 +226,20 @@ def _msg(msg_type: str, content: dict, session: str) -> dict:
             "parent_header": {}, "metadata": {}, "content": content, "channel": "shell"}
 
 
+def decode_frame(frame) -> dict:
+    """One kernel-websocket frame as a message dict. A message with binary buffers (an
+    image widget's PNG) comes as a binary frame: a big-endian uint32 count n, n uint32
+    offsets, then the JSON message from offsets[0] to offsets[1] and the buffers after it."""
+    if isinstance(frame, str):
+        return json.loads(frame)
+    n = int.from_bytes(frame[:4], "big")
+    if n < 1 or len(frame) < 4 + 4 * n:
+        raise ValueError(f"a binary kernel message of {len(frame)} bytes with {n} offsets")
+    offsets = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
+    end = offsets[1] if n > 1 else len(frame)
+    return json.loads(frame[offsets[0]:end].decode("utf-8"))
+
+
 def run_notebook(hub_url: str, user: str, token: str, path: str, cell_timeout: float = 300,
                  allowed_error_cells=()) -> Run:
     """Open `path` (relative to the student's home) as JupyterLab does — a session,
@@ -262,7 +276,7 @@ def run_notebook(hub_url: str, user: str, token: str, path: str, cell_timeout: f
             run.cells += 1
             replied = idle = False
             while not (replied and idle):
-                m = json.loads(ws.recv())
+                m = decode_frame(ws.recv())
                 if m.get("parent_header", {}).get("msg_id") != req["header"]["msg_id"]:
                     if m.get("msg_type") == "status" and \
                             m["content"].get("execution_state") in ("dead", "restarting"):
