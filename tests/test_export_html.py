@@ -45,6 +45,8 @@ def _count_png(nb):
         seen.add(mid)
         st = state[mid]["state"]
         k = sum("image/png" in o.get("data", {}) for o in st.get("outputs", []))
+        if state[mid].get("model_name") == "ImageModel" and state[mid].get("buffers"):
+            k += 1                                      # an explorer's figure, saved as bytes
         return k + sum(walk(c[len("IPY_MODEL_"):], seen) for c in st.get("children", [])
                        if isinstance(c, str) and c.startswith("IPY_MODEL_"))
     return n + sum(walk(v, set()) for v in views)

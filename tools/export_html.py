@@ -190,6 +190,13 @@ class StaticWidget:
         m = self.state.get(model_id)
         return (m.get("model_name", ""), m.get("state", {})) if m else (None, {})
 
+    def buffer(self, model_id, key):
+        """A saved binary value (an Image's picture) as base64 text, or None."""
+        for b in (self.state.get(model_id) or {}).get("buffers", []):
+            if list(b.get("path", [])) == [key] and b.get("encoding") == "base64":
+                return b.get("data")
+        return None
+
     def convert(self, model_id: str) -> list:
         self.controls, self.items = [], []
         self._walk(model_id, depth=0)
@@ -231,6 +238,11 @@ class StaticWidget:
         elif name == "OutputModel":
             for out in st.get("outputs", []):
                 self.items.append(("output", nbformat.from_dict(out)))
+        elif name == "ImageModel":             # an explorer's figure (course_lib/widgets/_wiring.py)
+            data, fmt = self.buffer(model_id, "value"), st.get("format", "png")
+            if data and fmt in ("png", "jpeg", "gif"):
+                self.items.append(("output", nbformat.v4.new_output(
+                    "display_data", data={f"image/{fmt}": data, "text/plain": "<figure>"})))
         elif name in ("HTMLModel", "HTMLMathModel", "LabelModel"):
             frag = self._leaf_html(name, st)
             if frag:
@@ -243,7 +255,7 @@ class StaticWidget:
 
     def _has_output(self, model_id, depth=0):
         name, st = self.model(model_id)
-        if name == "OutputModel":
+        if name in ("OutputModel", "ImageModel"):
             return True
         return depth < 20 and any(self._has_output(c, depth + 1)
                                   for c in (_ref(x) for x in st.get("children", [])) if c)
