@@ -7,6 +7,7 @@ the student's own server -> a kernel, over loopback only.
 from __future__ import annotations
 
 import json
+import struct
 import os
 import secrets
 import shutil
@@ -228,16 +229,15 @@ def _msg(msg_type: str, content: dict, session: str) -> dict:
 
 def decode_frame(frame) -> dict:
     """One kernel-websocket frame as a message dict. A message with binary buffers (an
-    image widget's PNG) comes as a binary frame: a big-endian uint32 count n, n uint32
-    offsets, then the JSON message from offsets[0] to offsets[1] and the buffers after it."""
+    image widget's PNG) comes as a binary frame, read with jupyter_server's own decoder."""
+    from jupyter_server.services.kernels.connection.base import deserialize_binary_message
+
     if isinstance(frame, str):
         return json.loads(frame)
-    n = int.from_bytes(frame[:4], "big")
-    if n < 1 or len(frame) < 4 + 4 * n:
-        raise ValueError(f"a binary kernel message of {len(frame)} bytes with {n} offsets")
-    offsets = [int.from_bytes(frame[4 + 4 * i:8 + 4 * i], "big") for i in range(n)]
-    end = offsets[1] if n > 1 else len(frame)
-    return json.loads(frame[offsets[0]:end].decode("utf-8"))
+    try:
+        return deserialize_binary_message(frame)
+    except (ValueError, struct.error, UnicodeDecodeError) as e:
+        raise ValueError(f"a binary kernel message of {len(frame)} bytes that does not parse: {e}") from None
 
 
 def run_notebook(hub_url: str, user: str, token: str, path: str, cell_timeout: float = 300,
