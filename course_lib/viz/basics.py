@@ -1,10 +1,48 @@
 """Figures for lesson 00."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import torch
 
-__all__ = ["softmax_temperature_bars"]
+from .live import LivePlot
+
+__all__ = ["softmax_temperature_bars", "TemperatureBars"]
+
+
+class TemperatureBars(LivePlot):
+    """Bar chart of softmax(scores / T) for fixed scores; T moves (lesson 00's explorer)."""
+
+    figsize = (6, 2.6)
+
+    def __init__(self, scores, labels=None):
+        s = torch.as_tensor(scores, dtype=torch.float32)
+        if s.ndim != 1:
+            raise ValueError(f"scores must be 1-D, got shape {tuple(s.shape)}")
+        labels = list(labels) if labels is not None else [str(i) for i in range(len(s))]
+        if len(labels) != len(s):
+            raise ValueError(f"got {len(labels)} labels for {len(s)} scores")
+        self.scores, self.labels = s, labels
+
+    def check(self, temperature):
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+
+    def build(self, fig, temperature):
+        ax = fig.add_subplot()
+        self.bars = ax.bar(self.labels, [0.0] * len(self.labels), color="tab:blue")
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("probability")
+        self.title = ax.set_title("softmax(scores / T), T = 0.00")
+        self.values = [ax.text(i, 0.02, "0.00", ha="center", fontsize=9) for i in range(len(self.labels))]
+        fig.tight_layout()
+        return [*self.bars, *self.values, self.title]
+
+    def update(self, temperature):
+        p = torch.softmax(self.scores / temperature, dim=0).tolist()
+        for bar, text, v in zip(self.bars, self.values, p):
+            bar.set_height(v)
+            text.set_y(v + 0.02)
+            text.set_text(f"{v:.2f}")
+        self.title.set_text(f"softmax(scores / T), T = {temperature:.2f}")
 
 
 def softmax_temperature_bars(scores, labels=None, temperature: float = 1.0):
@@ -12,21 +50,4 @@ def softmax_temperature_bars(scores, labels=None, temperature: float = 1.0):
 
     scores: 1-D sequence of n numbers. Returns the Figure.
     """
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
-    s = torch.as_tensor(scores, dtype=torch.float32)
-    if s.ndim != 1:
-        raise ValueError(f"scores must be 1-D, got shape {tuple(s.shape)}")
-    labels = list(labels) if labels is not None else [str(i) for i in range(len(s))]
-    if len(labels) != len(s):
-        raise ValueError(f"got {len(labels)} labels for {len(s)} scores")
-    p = torch.softmax(s / temperature, dim=0)
-    fig, ax = plt.subplots(figsize=(6, 2.6))
-    ax.bar(labels, p.numpy(), color="tab:blue")
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("probability")
-    ax.set_title(f"softmax(scores / T), T = {temperature:.2f}")
-    for i, v in enumerate(p.tolist()):
-        ax.text(i, v + 0.02, f"{v:.2f}", ha="center", fontsize=9)
-    fig.tight_layout()
-    return fig
+    return TemperatureBars(scores, labels).figure(temperature=temperature)

@@ -23,6 +23,8 @@ import threading
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
+from ..viz.live import is_rendered
+
 __all__ = ["live_figure", "show_figure", "Superseded"]
 
 
@@ -58,7 +60,8 @@ def figure_png(fig, pad=10, serial=None):
     # always have one (seen in a kernel: "'FigureCanvasBase' object has no attribute
     # 'buffer_rgba'" about one press in six), and the PNG must not depend on the backend.
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
-    canvas.draw()
+    if not (canvas is fig.canvas and is_rendered(fig)):   # a live plot's buffer is current
+        canvas.draw()
     rgb = np.asarray(canvas.buffer_rgba())[..., :3]
     ink = (rgb < 250).any(axis=2)
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))

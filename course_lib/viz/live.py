@@ -1,0 +1,103 @@
+"""Figures that follow a slider: built once, then only what moved is drawn again.
+
+An explorer's slider asks for the same picture with one number changed, many times a
+second. Building a matplotlib figure (axes, ticks, `tight_layout`) and drawing all of it
+costs about 140 ms on a 2-core laptop; most of that is the frame (axes, tick labels,
+titles of the panels) which does not change with the slider. A `LivePlot` builds the
+figure once, draws the frame once and keeps its pixels; a new value then changes the
+*moving* artists' data (bar heights, an image's array, a title) and draws only those
+over the kept frame (matplotlib's "blitting", here on an Agg canvas).
+
+A subclass says which artists move and how::
+
+    class Bars(LivePlot):
+        def build(self, fig, temperature):      # everything; return the moving artists
+            ...
+        def update(self, temperature):           # new data on the moving artists
+            ...
+
+`plot.figure(**values)` is the plain figure (pyplot's, shown inline like any other);
+`plot(**values)` is the live one: the same `Figure` object every time, off pyplot, its
+Agg buffer already holding the picture (`course_lib.widgets` turns it into a PNG).
+Values named in `redraw_on` change the frame (axis limits, ticks): the frame is drawn
+again. Values in `rebuild_on` change the figure's layout (number of panels): it is built
+again.
+"""
+from __future__ import annotations
+
+import copy
+
+import matplotlib.pyplot as plt
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["LivePlot", "is_rendered"]
+
+
+def is_rendered(fig) -> bool:
+    """Whether `fig`'s Agg buffer already holds its picture (a live plot just drew it)."""
+    return bool(getattr(fig, "_course_rendered", False))
+
+
+class LivePlot:
+    """A figure drawn once, then updated in place as values change (see the module doc)."""
+
+    figsize = (6.4, 4.8)
+    rebuild_on: tuple = ()     # values whose change needs a new figure (layout)
+    redraw_on: tuple = ()      # values whose change needs the frame drawn again
+
+    def build(self, fig, **values):
+        """Draw everything on `fig` for `values`; return the artists `update` changes."""
+        raise NotImplementedError
+
+    def update(self, **values):
+        """Set the moving artists to `values` (data, text, colours); draw nothing."""
+        raise NotImplementedError
+
+    def check(self, **values):
+        """Raise ValueError for values the plot cannot draw (the default accepts all)."""
+
+    # -- the plain figure -------------------------------------------------------------
+    def figure(self, **values):
+        """A new pyplot figure for `values`, drawn the ordinary way. Returns the Figure."""
+        self.check(**values)
+        plot = copy.copy(self)          # its own artists: the live figure's stay as they are
+        fig = plt.figure(figsize=self.figsize)
+        plot.build(fig, **values)
+        plot.update(**values)
+        return fig
+
+    # -- the live figure --------------------------------------------------------------
+    def __call__(self, **values):
+        """The live figure for `values`: the same Figure as last time where the layout
+        allows, with only the moving artists drawn again. Its Agg buffer is current."""
+        self.check(**values)
+        last = getattr(self, "_values", None)
+        changed = set(values) if last is None else {k for k, v in values.items() if last.get(k) != v}
+        fig = getattr(self, "_fig", None)
+        if fig is None or changed & set(self.rebuild_on):
+            fig = Figure(figsize=self.figsize)      # off pyplot: nothing closes or shows it
+            FigureCanvasAgg(fig)
+            self._fig, self._background = fig, None
+            self._moving = list(self.build(fig, **values))
+            for artist in self._moving:
+                artist.set_animated(True)         # skipped by a full draw: the frame only
+        elif changed & set(self.redraw_on):
+            self._background = None
+        self.update(**values)
+        self._values = dict(values)
+        canvas = fig.canvas
+        if not isinstance(canvas, FigureCanvasAgg):   # pragma: no cover - defensive
+            canvas, self._background = FigureCanvasAgg(fig), None
+        if self._background is None:
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(fig.bbox)
+        else:
+            canvas.restore_region(self._background)
+        for artist in self._moving:
+            fig.draw_artist(artist)
+        for ax in {a.axes for a in self._moving if a.axes is not None}:
+            for spine in ax.spines.values():     # the frame's lines lie above bars and images
+                fig.draw_artist(spine)
+        fig._course_rendered = True
+        return fig
