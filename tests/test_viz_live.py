@@ -155,3 +155,15 @@ def test_the_comparison_catches_an_artist_left_out_of_the_moving_ones():
     with pytest.raises(AssertionError, match="pixels differ"):
         assert_same_picture(live, plot.figure(temperature=4.0), "planted")
     plt.close("all")
+
+
+def test_a_full_draw_of_a_live_figure_shows_what_the_blit_showed():
+    """Tests, savefig and the HTML export draw a figure the ordinary way: the moving
+    artists must not be left out of it."""
+    plot = TemperatureBars([2.0, 1.0, 0.5], ["a", "b", "c"])
+    plot(temperature=1.0)
+    fig = plot(temperature=0.3)
+    blitted = np.asarray(fig.canvas.buffer_rgba()).astype(int)
+    fig.canvas.draw()
+    drawn = np.asarray(fig.canvas.buffer_rgba()).astype(int)
+    assert (np.abs(blitted - drawn).max(axis=2) > 60).sum() <= 10

@@ -80,8 +80,6 @@ class LivePlot:
             FigureCanvasAgg(fig)
             self._fig, self._background = fig, None
             self._moving = list(self.build(fig, **values))
-            for artist in self._moving:
-                artist.set_animated(True)         # skipped by a full draw: the frame only
         elif changed & set(self.redraw_on):
             self._background = None
         self.update(**values)
@@ -89,9 +87,13 @@ class LivePlot:
         canvas = fig.canvas
         if not isinstance(canvas, FigureCanvasAgg):   # pragma: no cover - defensive
             canvas, self._background = FigureCanvasAgg(fig), None
-        if self._background is None:
+        if self._background is None:            # the frame: everything but what moves
+            for artist in self._moving:           # laid out, not drawn (a title keeps its place)
+                artist.set_animated(True)
             canvas.draw()
             self._background = canvas.copy_from_bbox(fig.bbox)
+            for artist in self._moving:           # any other full draw shows them all
+                artist.set_animated(False)
         else:
             canvas.restore_region(self._background)
         for artist in self._moving:
