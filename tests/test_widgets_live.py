@@ -209,13 +209,36 @@ def test_the_png_is_cropped_to_the_ink_at_the_figures_dpi():
 
 
 def _explorers():
-    from course_lib.widgets import (gradient_explorer, label_smoothing_explorer, scaling_explorer,
-                                    shapes_explorer, sinusoidal_explorer, temperature_explorer)
+    """Every explorer without a model to run (06's and 11's stream), built small."""
+    from course_lib.experiments.induction import AttentionOnlyTransformer, repeated_sequences
+    from course_lib.experiments.toy_tasks import BindingModel, bindings_batch
+    from course_lib.widgets import (attention_explorer, depth_explorer, gradient_explorer, head_explorer,
+                                    induction_head_browser, label_smoothing_explorer, pretrained_head_explorer,
+                                    scaling_explorer, shapes_explorer, sinusoidal_explorer, temperature_explorer)
     tokens = "The animal didn't cross the street".split()
-    from course_lib.widgets import attention_explorer
+
+    def heads_04():
+        torch.manual_seed(0)
+        model = BindingModel(d_model=16, h=2, n_layers=2)
+        return head_explorer(model, bindings_batch(3, 12, torch.Generator().manual_seed(0)).tokens)
+
+    def families_09():
+        g = torch.Generator().manual_seed(0)
+        attn = {"a": torch.softmax(torch.randn(2, 3, 4, 4, generator=g), -1),
+                "b": torch.softmax(torch.randn(2, 3, 5, 5, generator=g), -1)}
+        return pretrained_head_explorer(attn, {"a": list("wxyz"), "b": list("vwxyz")},
+                                        labels=[["broad"] * 3, ["[CLS]", "previous", "mixed"]])
+
+    def induction_10():
+        torch.manual_seed(0)
+        model = AttentionOnlyTransformer(9, d_model=8, h=2, n_layers=2, max_len=11)
+        return induction_head_browser(model, repeated_sequences(3, 5, 8, generator=torch.Generator().manual_seed(0)),
+                                      period=5)
+
     return {"00": temperature_explorer, "01": gradient_explorer, "02 scaling": scaling_explorer,
             "02 attention": lambda: attention_explorer(tokens, torch.randn(6, 6, generator=torch.Generator().manual_seed(0))),
-            "03": sinusoidal_explorer, "07": shapes_explorer, "08": label_smoothing_explorer}
+            "03": sinusoidal_explorer, "04": heads_04, "05": depth_explorer, "07": shapes_explorer,
+            "08": label_smoothing_explorer, "09": families_09, "10": induction_10}
 
 
 @pytest.mark.parametrize("name", list(_explorers()))
