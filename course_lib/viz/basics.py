@@ -5,7 +5,7 @@ import torch
 
 from .live import LivePlot
 
-__all__ = ["softmax_temperature_bars", "TemperatureBars"]
+__all__ = ["softmax_temperature_bars"]
 
 
 class TemperatureBars(LivePlot):

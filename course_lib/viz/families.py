@@ -4,8 +4,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from matplotlib.colors import ListedColormap
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import ListedColormap, Normalize
 from matplotlib.patches import Patch
+
+from .live import LivePlot
 
 __all__ = [
     "family_attention_maps",
@@ -33,9 +36,7 @@ def draw_attention(ax, weights, q_tokens=None, k_tokens=None, title=None, vmax=N
     """Draw one attention matrix on `ax`: rows = queries, columns = keys. Returns the image."""
     w = _matrix("weights", weights)
     n_q, n_k = w.shape
-    for name, toks, n in (("q_tokens", q_tokens, n_q), ("k_tokens", k_tokens, n_k)):
-        if toks is not None and len(toks) != n:
-            raise ValueError(f"{name} has {len(toks)} labels for {n} positions")
+    _check_tokens(n_q, n_k, q_tokens, k_tokens)
     im = ax.imshow(w.numpy(), cmap=cmap, vmin=0, vmax=vmax if vmax is not None else max(float(w.max()), 1e-6))
     size = 9 if max(n_q, n_k) <= 16 else 7.5          # token labels: as large as the cells allow
     if q_tokens is not None:
@@ -48,6 +49,35 @@ def draw_attention(ax, weights, q_tokens=None, k_tokens=None, title=None, vmax=N
     if title:
         ax.set_title(title, fontsize=10)
     return im
+
+
+def _check_tokens(n_q, n_k, q_tokens, k_tokens):
+    """Raise ValueError unless each given label list fits its side of an (n_q, n_k) matrix."""
+    for name, toks, n in (("q_tokens", q_tokens, n_q), ("k_tokens", k_tokens, n_k)):
+        if toks is not None and len(toks) != n:
+            raise ValueError(f"{name} has {len(toks)} labels for {n} positions")
+
+
+def _short(token, most=16):
+    """`token`, cut to `most` characters (an ellipsis ends a cut one)."""
+    return token if len(token) <= most else token[:most - 1] + "…"
+
+
+def _own_maximum_bar(fig, axes, cmap="Blues"):
+    """The colour bar under `axes` for panels that each run from 0 to their own maximum.
+
+    Drawn from a fixed 0..1 scale, not from a panel's image: it looks the same for any
+    weights (its ends are labelled, not numbered), so a live plot's bar never changes.
+    """
+    bar = fig.colorbar(ScalarMappable(Normalize(0, 1), cmap=cmap), ax=axes, orientation="horizontal",
+                       fraction=0.04, pad=0.02, aspect=50, ticks=[0, 1])
+    bar.ax.set_xticklabels(["0", "the panel's largest weight"])
+    # The label is centred under the bar, and constrained layout makes room for its height
+    # only: on one line (~4.8 in at 9 pt) it ran past a narrow figure's left and right
+    # edges (lesson 09's explorer, 4.6 in). Two lines (~3.6 in) fit a one-panel figure.
+    sep = "\n" if fig.get_figwidth() < 6.5 else " "
+    bar.set_label(f"attention weight{sep}(each panel: white = 0, darkest = its own maximum)", fontsize=9)
+    return bar
 
 
 def family_attention_maps(panels, ncols=None, figsize=None):
@@ -65,17 +95,75 @@ def family_attention_maps(panels, ncols=None, figsize=None):
             raise ValueError(f"panels[{i}] must be a dict with a 'weights' entry")
     ncols = ncols or (len(panels) if figsize else min(2, len(panels)))
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize or (4.7 * ncols, 4.4 * nrows + 0.5),
-                             squeeze=False, layout="constrained")
+    fig = plt.figure(figsize=figsize or (4.7 * ncols, 4.4 * nrows + 0.5), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, p in zip(axes.flat, panels):
-        im = draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
+        draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    bar = fig.colorbar(im, ax=axes, orientation="horizontal", fraction=0.04, pad=0.02, aspect=50,
-                       ticks=[im.norm.vmin, im.norm.vmax])
-    bar.ax.set_xticklabels(["0", "the panel's largest weight"])
-    bar.set_label("attention weight (each panel: white = 0, darkest = its own maximum)", fontsize=9)
+    _own_maximum_bar(fig, axes)
     return fig
+
+
+class PretrainedHeadMap(LivePlot):
+    """One head's attention on one sentence, as `family_attention_maps` draws a single
+    panel (lesson 09's explorer): the sentence, layer and head move.
+
+    attention: {sentence name: (layers, h, n, n)} (n may differ between sentences, layers
+    and h may not); tokens: {sentence name: n labels}; labels: optional (layers × heads)
+    pattern labels, shown in the title. Slider values: sentence (a name), layer, head.
+    """
+
+    figsize = (4.6, 4.4)
+    # Another sentence: other tokens, so other tick labels and another matrix size, and
+    # constrained layout sizes the panel anew. A new figure, not a redraw: laid out again
+    # on a figure it already laid out, constrained layout lands ~1 px off a fresh one's.
+    rebuild_on = ("sentence",)
+
+    def __init__(self, attention, tokens, labels=None):
+        if not isinstance(attention, dict) or not attention:
+            raise ValueError("attention must be a non-empty dict {sentence name: (layers, h, n, n)}")
+        if set(attention) != set(tokens):
+            raise ValueError("attention and tokens must have the same sentence names")
+        maps = {name: torch.as_tensor(a).detach().float() for name, a in attention.items()}
+        shapes = {tuple(a.shape[:2]) for a in maps.values()}
+        if len(shapes) != 1 or any(a.dim() != 4 for a in maps.values()):
+            raise ValueError("every attention entry must be (layers, h, n, n) with the same layers and h")
+        for name, a in maps.items():
+            _check_tokens(a.shape[2], a.shape[3], tokens[name], tokens[name])
+        self.n_layers, self.n_heads = shapes.pop()
+        # numpy once, here: a slider step only hands an existing (n, n) array to the image
+        self.maps = {name: a.numpy() for name, a in maps.items()}
+        # A very long word would squeeze the map to a stamp (its labels take the room): cut.
+        self.tokens = {name: [_short(str(t)) for t in toks] for name, toks in tokens.items()}
+        self.labels = labels
+
+    def check(self, sentence, layer, head):
+        if sentence not in self.maps:
+            raise ValueError(f"unknown sentence {sentence!r}; known: {list(self.maps)}")
+        if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
+            raise ValueError(f"layer must be in 0..{self.n_layers - 1} and head in 0..{self.n_heads - 1}, "
+                             f"got layer {layer}, head {head}")
+
+    def _title(self, layer, head):
+        kind = f" — {self.labels[layer][head]}" if self.labels is not None else ""
+        return f"layer {layer}, head {head}{kind}"
+
+    def build(self, fig, sentence, layer, head):
+        fig.set_layout_engine("constrained")
+        ax = fig.add_subplot()
+        toks = self.tokens[sentence]
+        self.image = draw_attention(ax, torch.from_numpy(self.maps[sentence][layer, head]), toks, toks,
+                                    self._title(layer, head))
+        _own_maximum_bar(fig, [ax])
+        self.title = ax.title
+        return [self.image, self.title]
+
+    def update(self, sentence, layer, head):
+        w = self.maps[sentence][layer, head]
+        self.image.set_data(w)
+        self.image.set_clim(0, max(float(w.max()), 1e-6))          # each head: 0 .. its own maximum
+        self.title.set_text(self._title(layer, head))
 
 
 def it_attention_grid(weights, sentences, targets):

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from .families import draw_attention
+from .live import LivePlot
 
 __all__ = [
     "induction_loss_curves",
@@ -109,6 +110,83 @@ def induction_score_grid(scores):
     return fig
 
 
+class InductionHeadMap(LivePlot):
+    """One head's attention on [BOS, s, s], with the two diagonals that matter outlined
+    (lesson 10's explorer): the layer, head and example move.
+
+    attention: (layers, examples, h, n, n) with n = 1 + 2·period, computed once (the
+    model is not run again for a slider step); tokens: one list of n labels per example;
+    title: None, a string, or a function (layer, head) -> string. Slider values: layer,
+    head, example.
+    """
+
+    figsize = (6.2, 5.8)
+    redraw_on = ("example",)        # other tokens: other tick labels, laid out again
+
+    def __init__(self, attention, tokens, period, title=None):
+        a = torch.as_tensor(attention).detach().float()
+        n = 1 + 2 * period
+        if a.dim() != 5 or a.shape[-2:] != (n, n):
+            raise ValueError(f"attention must be (layers, examples, h, {n}, {n}) for period={period}, "
+                             f"got {tuple(a.shape)}")
+        if len(tokens) != a.shape[1]:
+            raise ValueError(f"got {len(tokens)} token lists for {a.shape[1]} examples")
+        for labels in tokens:
+            if len(labels) != n:
+                raise ValueError(f"tokens has {len(labels)} labels for {n} positions")
+        self.attention = a.numpy()      # a slider step hands an existing (n, n) array to the image
+        self.tokens = [[str(t) for t in labels] for labels in tokens]
+        self.period, self.title_of = period, title
+
+    def check(self, layer, head, example):
+        n_layers, n_examples, h = self.attention.shape[:3]
+        if not (0 <= layer < n_layers and 0 <= head < h and 0 <= example < n_examples):
+            raise ValueError(f"layer, head and example must be in 0..{n_layers - 1}, 0..{h - 1} and "
+                             f"0..{n_examples - 1}, got {layer}, {head}, {example}")
+
+    def _title(self, layer, head):
+        return self.title_of(layer, head) if callable(self.title_of) else self.title_of or ""
+
+    def build(self, fig, layer, head, example):
+        fig.set_layout_engine("constrained")
+        ax = self.ax = fig.add_subplot()
+        period, n = self.period, 1 + 2 * self.period
+        toks = self.tokens[example]
+        self.image = draw_attention(ax, torch.from_numpy(self.attention[layer, example, head]), toks, toks,
+                                    self._title(layer, head), vmax=1.0, cmap="Greys")
+        ax.title.set_fontsize(10)       # as draw_attention sets it, for a title that starts empty
+        fig.colorbar(self.image, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
+        i = np.arange(1, n)
+        previous = ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors="tab:blue", lw=0.9,
+                              label="previous token")
+        j = np.arange(period + 1, n)
+        target = ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors="tab:red",
+                            lw=0.9, label="induction target")
+        line = ax.axhline(period + 0.5, color="tab:red", lw=0.8, ls=":", label="repeated copy starts below")
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+        # Where a new figure's axes stand before its first layout: constrained layout starts
+        # from the axes' current places and is no fixed point (run again on its own result,
+        # it moved the colour bar ~1 px), so a redraw starts it from these again.
+        self.fresh = [(a, a.get_position(original=True).frozen(), a.get_position().frozen(), a.get_in_layout())
+                      for a in fig.axes]
+        self.title, self.example = ax.title, example
+        # The marks lie on the map, which moves: drawn after it, they move too (see LivePlot).
+        return [self.image, previous, target, line, self.title]
+
+    def update(self, layer, head, example):
+        self.image.set_data(self.attention[layer, example, head])    # its scale stays 0..1
+        self.title.set_text(self._title(layer, head))
+        if example != self.example:
+            toks = self.tokens[example]     # the frame's tick labels: drawn again (redraw_on)
+            self.ax.xaxis.set_ticklabels(toks)
+            self.ax.yaxis.set_ticklabels(toks)
+            for a, original, active, in_layout in self.fresh:     # the layout as for a new figure
+                a.set_position(original, which="original")
+                a.set_position(active, which="active")
+                a.set_in_layout(in_layout)        # set_position takes an axes out of the layout
+            self.example = example
+
+
 def induction_head_map(weights, tokens, period, title=None):
     """One head's attention on [BOS, s, s], with the two diagonals that matter outlined:
     previous token (i → i-1) and induction (i → i - period + 1, repeated copy only).
@@ -121,17 +199,7 @@ def induction_head_map(weights, tokens, period, title=None):
         raise ValueError(f"weights must be ({n}, {n}) for period={period}, got {tuple(w.shape)}")
     if len(tokens) != n:
         raise ValueError(f"tokens has {len(tokens)} labels for {n} positions")
-    fig, ax = plt.subplots(figsize=(6.2, 5.8), layout="constrained")
-    im = draw_attention(ax, w, tokens, tokens, title, vmax=1.0, cmap="Greys")
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
-    i = np.arange(1, n)
-    ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors="tab:blue", lw=0.9, label="previous token")
-    j = np.arange(period + 1, n)
-    ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors="tab:red", lw=0.9,
-               label="induction target")
-    ax.axhline(period + 0.5, color="tab:red", lw=0.8, ls=":", label="repeated copy starts below")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9, frameon=False)
-    return fig
+    return InductionHeadMap(w[None, None, None], [tokens], period, title).figure(layer=0, head=0, example=0)
 
 
 def ablation_bars(table, vocab_size=None):

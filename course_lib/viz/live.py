@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["LivePlot", "is_rendered"]
+__all__: list = []     # imported from here by name: not re-exported as a figure by course_lib.viz
 
 
 def is_rendered(fig) -> bool:
