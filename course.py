@@ -311,8 +311,11 @@ def cmd_lab(args):
 def pytest_passes(args, system=None):
     """(title, extra environment, pytest arguments) for each pass of `test`.
 
-    The browser test drives Debian's Chromium, and the class hub needs Linux: elsewhere
-    the first pass leaves the browser test out (the hub's tests skip themselves).
+    Every lesson is executed twice: the instructor version by nbval on a simulated other
+    machine (outputs compared), the student version in JupyterLab and Chromium as a class
+    runs it (Linux; elsewhere, without the browser test, by nbclient). Every other test
+    runs once, on a simulated non-UTF-8 system (the harder case for text files and
+    consoles; a UTF-8 system is what the two passes above run on).
     """
     if args.fast:
         return [("library and checker tests", {}, ["-m", "not slow and not browser"])]
@@ -322,15 +325,14 @@ def pytest_passes(args, system=None):
         return [other]
     system = system or platform.system()
     if system != "Linux":
-        first = ("every test but the browser test (it needs Linux and Chromium here)", {},
-                 ["-m", "not browser"])
+        first = ("the student versions, executed top to bottom (the browser test needs Linux "
+                 "and Chromium here)", {}, ["tests", "-m", "lessons and not browser"])
     else:
-        first = ("every test", {}, [])
-    # The lessons ran on the simulated other machine, non-UTF-8, in the pass above (and the
-    # student versions in the first); every other test but the browser's runs there once more.
+        first = ("the student versions in JupyterLab and headless Chromium, the class board, "
+                 "the HTML export", {}, ["tests", "-m", "browser"])
     return [first, other,
-            ("the tests that do not execute whole lessons, again on a simulated non-UTF-8 "
-             "system: " + describe(NON_UTF8), NON_UTF8, ["tests", "-m", "not browser and not lessons"])]
+            ("every other test, on a simulated non-UTF-8 system: " + describe(NON_UTF8), NON_UTF8,
+             ["tests", "-m", "not browser and not lessons"])]
 
 
 def cmd_test(args):

@@ -1,9 +1,11 @@
 """The course in a real browser: JupyterLab (started by tools/lab.py, as `make lab`
 does) driven by headless Debian Chromium through playwright.
 
-For each lesson in LESSONS: open the committed notebook, check that the saved
-widgets render before anything runs, Run > Run All Cells, check every cell ran
-without an unexpected error, check that every bertviz view drew its SVG, move
+For each lesson in LESSONS: open the committed notebook and check that the saved
+widgets render before anything runs; then open the lesson's *student version* (what a
+class works in: solutions replaced by stubs), Run > Run All Cells, check every cell ran
+without an unexpected error and every exercise's check reported its stub ("not solved
+yet"), check that every bertviz view drew its SVG, move
 every slider of every `interactive` and check its plot changed (and, where OVERRIDES
 says so, hover a token of a bertviz head view and check where its darkest lines go), and
 check that the page shows no "Loading widget..." text, logged no error, and requested
@@ -14,9 +16,12 @@ test_bertviz_views_survive_save_and_reload runs a copy of a lesson with bertviz 
 (under build/, so neither nbval nor the learner sees it), saves it from the UI,
 reloads the page and checks that the views draw again from the saved outputs alone.
 
-The notebooks are opened in place (relative links, assets and the kernel's
-working directory are exactly what a learner gets) with JupyterLab's autosave
-off and nothing ever saved; the test checks the file is byte-for-byte unchanged.
+Running the student version here is also the suite's one run of it (on Linux, where this
+test runs; elsewhere tests/test_student.py executes the student versions with nbclient):
+the instructor versions are executed by nbval. The committed notebooks are opened in place
+and the student versions from STUDENT_DIR, a sibling of notebooks/ (relative links, assets
+and the kernel's working directory are exactly what a learner gets), with JupyterLab's
+autosave off and nothing ever saved; the test checks the lesson is byte-for-byte unchanged.
 
 Every lesson in notebooks/ is included; OVERRIDES raises a lesson's widget minimums.
 """
@@ -67,6 +72,7 @@ LESSONS = [
 ]
 
 RUN_ALL_TIMEOUT_MS = 180_000
+STUDENT_DIR = "browser-test-student"    # beside notebooks/: ../assets resolves as in student/
 WIDGET_UPDATE_TIMEOUT_MS = 30_000
 
 
@@ -75,6 +81,26 @@ def lab_server():
     bs.require_chromium()  # fail/skip before paying for a server start
     with bs.LabServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def student_versions():
+    """The student version of every lesson, in STUDENT_DIR (removed afterwards)."""
+    from course_lib.classroom.student import write_student_version
+
+    folder = bs.ROOT / STUDENT_DIR
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for lesson in LESSONS:
+        write_student_version(bs.ROOT / lesson.notebook, folder / Path(lesson.notebook).name)
+    try:
+        yield STUDENT_DIR
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _n_stubs(nb_path: Path) -> int:
+    return sum("raise NotImplementedError(" in _source(c) for c in _code_cells(nb_path))
 
 
 @pytest.fixture(scope="module")
@@ -140,10 +166,11 @@ def _check_cells_ran(states: list[dict], cells: list[dict]) -> list[str]:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda l: l.stem)
-def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
+def test_lesson_in_browser(lesson: Lesson, lab_server, chromium, student_versions):
     nb_path = bs.ROOT / lesson.notebook
     assert nb_path.is_file(), f"{lesson.notebook} does not exist"
     original = nb_path.read_bytes()
+    student = f"{student_versions}/{nb_path.name}"
     for old in bs.ARTIFACTS.glob(f"{lesson.stem}-*.png"):   # no stale screenshots
         old.unlink()
 
@@ -151,19 +178,25 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
     page = context.new_page()
     watcher = bs.PageWatcher().attach(page)
     try:
-        bs.open_notebook(page, lab_server, lesson.notebook)
-
         # 1. Committed with widget state: the widgets render before anything runs.
         if lesson.saved_widgets:
+            bs.open_notebook(page, lab_server, lesson.notebook)
             saved = bs.interact_widgets(page)
             saved.first.wait_for(timeout=30_000)
             assert saved.count() >= lesson.min_interacts
             bs.wait_widgets_rendered(page)
+            lab_server.shutdown_kernels()
 
-        # 2. Run > Run All Cells; every cell runs, no unexpected error.
+        # 2. The student version: Run > Run All Cells; every cell runs, no unexpected
+        # error, and each exercise's check says its stub is not solved yet.
+        bs.open_notebook(page, lab_server, student)
         bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
-        problems = _check_cells_ran(bs.code_cell_states(page), _code_cells(nb_path))
+        states = bs.code_cell_states(page)
+        problems = _check_cells_ran(states, _code_cells(bs.ROOT / student))
         assert not problems, "\n".join(problems)
+        reported = sum(state["output"].count("not solved yet") for state in states)
+        assert reported >= _n_stubs(bs.ROOT / student), \
+            f"{reported} checks said 'not solved yet' for {_n_stubs(bs.ROOT / student)} stubs"
 
         # The bertviz views (as many as the committed notebook shows) drew their SVG,
         # with the network off.

@@ -112,7 +112,11 @@ def test_every_lesson_has_a_stub_for_every_solution():
 @pytest.mark.lessons
 @pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
 def test_student_version_runs_to_the_end(lesson, tmp_path, monkeypatch):
-    """Executed top to bottom in a fresh kernel, on a simulated other machine: no cell may raise."""
+    """Executed top to bottom in a fresh kernel, on a simulated other machine: no cell may raise.
+
+    `course.py test` runs this where the browser test cannot (off Linux); on Linux the
+    browser test runs every student version in JupyterLab instead (tests/test_browser.py).
+    """
     from nbclient import NotebookClient
 
     from portability import OTHER_MACHINE_ENV
