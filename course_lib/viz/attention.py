@@ -9,8 +9,11 @@ import functools
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from matplotlib import ticker
+
+from .live import LivePlot
 
 __all__ = [
     "lookup_figure",
@@ -193,41 +196,87 @@ def _plain_log_ticks(ax, ds):
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
-def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
-    """The widget's view for one d_k: one query's weights over n_keys keys, and where
-    d_k sits on the max-weight and gradient curves (both scalings)."""
-    _check_d_k(d_k)
+@functools.lru_cache(maxsize=64)
+def _one_query(d_k, scaled, n_keys, seed):
+    """One random query against n_keys random keys: (std of the scores, weights (n_keys,))."""
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(d_k, generator=gen)
     K = torch.randn(n_keys, d_k, generator=gen)
     s = K @ q / (math.sqrt(d_k) if scaled else 1.0)
-    p = torch.softmax(s, dim=0)
-    stats = softmax_saturation(d_k, scaled, n_keys)
-    label = "q·k / √d_k" if scaled else "q·k (no scaling)"
-    color = "tab:blue" if scaled else "tab:red"
+    return s.std().item(), torch.softmax(s, dim=0).numpy()
 
-    fig, (ax_b, ax_m, ax_g) = plt.subplots(1, 3, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.3, 1, 1]})
-    ax_b.bar(range(n_keys), p.numpy(), color=color)
-    ax_b.set_ylim(0, 1.05)
-    ax_b.set_xticks(range(0, n_keys, max(1, n_keys // 8)))
-    ax_b.set(xlabel="key i", ylabel="weight α_i",
-             title=f"one query, d_k = {d_k}, {label}\nscores: std {s.std().item():.1f};  max α = {p.max().item():.2f}")
-    ds = list(D_K_CHOICES)
-    for ax, key, title in ((ax_m, "max_prob", "mean largest weight"), (ax_g, "grad_norm", "mean ‖∂α/∂s‖")):
-        for sc, c, lab in ((False, "tab:red", "no scaling"), (True, "tab:blue", "÷ √d_k")):
-            ax.plot(ds, [softmax_saturation(d, sc, n_keys)[key] for d in ds], "-", color=c, lw=1.2,
-                    alpha=1.0 if sc == scaled else 0.35, label=lab)
-        ax.plot([d_k], [stats[key]], "o", color=color, ms=9)
-        ax.set_xscale("log", base=2)
-        ax.set(xlabel="d_k", title=title)
-        ax.grid(True, alpha=0.3)
-    ax_m.set_ylim(0, 1.05)
-    ax_g.set_ylim(0, None)
-    for ax in (ax_m, ax_g):
-        _plain_log_ticks(ax, ds)
-    ax_m.legend(fontsize=9)
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.84, wspace=0.3)  # fixed: fast redraws
-    return fig
+
+class ScalingPlot(LivePlot):
+    """The scaling explorer's figure (values: d_k, scaled): one query's weights over n_keys
+    keys, and where d_k sits on the max-weight and gradient curves (both scalings).
+
+    The frame (axes, ticks, the curves' limits) is fixed; the bars, their title, the curves
+    (the chosen scaling is drawn opaque), the markers and the legend move. The live figure
+    takes d_k among D_K_CHOICES (the curves' points, which set its limits).
+    """
+
+    figsize = (11, 3.6)
+    _CURVES = (("max_prob", "mean largest weight"), ("grad_norm", "mean ‖∂α/∂s‖"))
+    _SCALINGS = ((False, "tab:red", "no scaling"), (True, "tab:blue", "÷ √d_k"))
+
+    def __init__(self, n_keys=16, seed=0):
+        self.n_keys, self.seed = n_keys, seed
+        self.ds = list(D_K_CHOICES)
+        # the curves do not depend on the values: {(key, scaled): one statistic per d_k}
+        self.curves = {(key, sc): [softmax_saturation(d, sc, n_keys)[key] for d in self.ds]
+                       for key, _ in self._CURVES for sc, _, _ in self._SCALINGS}
+
+    def check(self, d_k, scaled):
+        _check_d_k(d_k)
+
+    def build(self, fig, d_k, scaled):
+        n_keys, ds = self.n_keys, self.ds
+        ax_b, ax_m, ax_g = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
+        self.bars = ax_b.bar(range(n_keys), np.zeros(n_keys))
+        ax_b.set_ylim(0, 1.05)
+        ax_b.set_xticks(range(0, n_keys, max(1, n_keys // 8)))
+        ax_b.set(xlabel="key i", ylabel="weight α_i")
+        self.title = ax_b.set_title(" ")
+        self.lines, self.markers = {}, {}
+        stats = softmax_saturation(d_k, scaled, n_keys)
+        for ax, (key, title) in zip((ax_m, ax_g), self._CURVES):
+            for sc, c, lab in self._SCALINGS:
+                (self.lines[key, sc],) = ax.plot(ds, self.curves[key, sc], "-", color=c, lw=1.2, label=lab)
+            # at the chosen d_k: on a curve, so the axis limits are the curves' own
+            (self.markers[key],) = ax.plot([d_k], [stats[key]], "o", ms=9)
+            ax.set_xscale("log", base=2)
+            ax.set(xlabel="d_k", title=title)
+            ax.grid(True, alpha=0.3)
+        ax_m.set_ylim(0, 1.05)
+        ax_g.set_ylim(0, None)
+        for ax in (ax_m, ax_g):
+            _plain_log_ticks(ax, ds)
+        self.legend = ax_m.legend(fontsize=9)      # "best" place: found again at each draw
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.84, wspace=0.3)
+        return [*self.bars, self.title, *self.lines.values(), *self.markers.values(), self.legend]
+
+    def update(self, d_k, scaled):
+        std, p = _one_query(d_k, bool(scaled), self.n_keys, self.seed)
+        label = "q·k / √d_k" if scaled else "q·k (no scaling)"
+        color = "tab:blue" if scaled else "tab:red"
+        for bar, height in zip(self.bars, p.tolist()):
+            bar.set_height(height)
+            bar.set_facecolor(color)
+        self.title.set_text(f"one query, d_k = {d_k}, {label}\nscores: std {std:.1f};  max α = {p.max():.2f}")
+        stats = softmax_saturation(d_k, scaled, self.n_keys)
+        for (key, sc), line in self.lines.items():
+            line.set_alpha(1.0 if sc == scaled else 0.35)
+        for key, marker in self.markers.items():
+            marker.set_data([d_k], [stats[key]])
+            marker.set_color(color)
+        for handle, (sc, _, _) in zip(self.legend.legend_handles, self._SCALINGS):
+            handle.set_alpha(1.0 if sc == scaled else 0.35)    # the legend shows the curves' alpha
+
+
+def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
+    """The widget's view for one d_k: one query's weights over n_keys keys, and where
+    d_k sits on the max-weight and gradient curves (both scalings)."""
+    return ScalingPlot(n_keys, seed).figure(d_k=d_k, scaled=scaled)
 
 
 def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="attention weights"):
@@ -257,28 +306,60 @@ def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="at
     return fig
 
 
+class AttentionExplorerPlot(LivePlot):
+    """One query's weights softmax(scores[query] / T) as bars, next to the whole matrix
+    (values: query, temperature).
+
+    tokens: n labels; scores: (n, n) raw scores (already divided by √d_k if wanted).
+    The frame (token labels, colour bar) is fixed; the bars, their numbers and title, the
+    heatmap's image and the outline of the query's row move.
+    """
+
+    figsize = (11, 4.6)
+
+    def __init__(self, tokens, scores):
+        s = _as_matrix("scores", scores)
+        self.tokens = _check_labels("tokens", tokens, s.shape[1])
+        if s.shape[0] != s.shape[1]:
+            raise ValueError(f"scores must be square (self-attention), got shape {tuple(s.shape)}")
+        self.scores = s
+
+    def check(self, query, temperature):
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got temperature={temperature}")
+        if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < len(self.tokens):
+            raise ValueError(f"query must be a token index in [0, {len(self.tokens)}), got query={query!r}")
+
+    def build(self, fig, query, temperature):
+        tokens, n = self.tokens, len(self.tokens)
+        ax_b, ax_h = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
+        self.bars = ax_b.bar(range(n), np.zeros(n))
+        self.numbers = [ax_b.text(i, 0.015, "", ha="center", fontsize=9) for i in range(n)]
+        ax_b.set_xticks(range(n), tokens, rotation=60, ha="right")
+        ax_b.set_ylim(0, 1.08)
+        ax_b.set(ylabel="weight")
+        self.title = ax_b.set_title(" ")
+        attention_matrix_heatmap(torch.zeros(n, n), tokens, ax=ax_h, highlight=query, title="all queries")
+        (self.image,), self.outline = ax_h.images, ax_h.patches[-1]
+        fig.subplots_adjust(left=0.06, right=0.97, bottom=0.2, top=0.92, wspace=0.25)
+        return [*self.bars, *self.numbers, self.title, self.image, self.outline]
+
+    def update(self, query, temperature):
+        w = torch.softmax(self.scores / temperature, dim=-1)
+        row, best = w[query].tolist(), int(w[query].argmax())
+        for i, (bar, number, p) in enumerate(zip(self.bars, self.numbers, row)):
+            bar.set_height(p)
+            bar.set_facecolor("tab:red" if i == best else "tab:blue")
+            number.set_y(p + 0.015)
+            number.set_text(f"{p:.2f}")
+        self.title.set_text(f"query “{self.tokens[query]}” attends to …  (T = {temperature:.2f})")
+        self.image.set_data(w.numpy())          # the colour scale stays 0..1
+        self.outline.set_y(query - 0.5)
+
+
 def attention_explorer_view(tokens, scores, query=0, temperature=1.0):
     """One query's weights softmax(scores[query] / T) as bars, next to the whole matrix.
 
     tokens: n labels; scores: (n, n) raw scores (already divided by √d_k if wanted).
     """
-    s = _as_matrix("scores", scores)
-    tokens = _check_labels("tokens", tokens, s.shape[1])
-    if s.shape[0] != s.shape[1]:
-        raise ValueError(f"scores must be square (self-attention), got shape {tuple(s.shape)}")
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0, got temperature={temperature}")
-    if isinstance(query, bool) or not isinstance(query, int) or not 0 <= query < len(tokens):
-        raise ValueError(f"query must be a token index in [0, {len(tokens)}), got query={query!r}")
-    w = torch.softmax(s / temperature, dim=-1)
-    fig, (ax_b, ax_h) = plt.subplots(1, 2, figsize=(11, 4.6), gridspec_kw={"width_ratios": [1.2, 1]})
-    colors = ["tab:red" if i == int(w[query].argmax()) else "tab:blue" for i in range(len(tokens))]
-    ax_b.bar(range(len(tokens)), w[query].numpy(), color=colors)
-    for i, p in enumerate(w[query].tolist()):
-        ax_b.text(i, p + 0.015, f"{p:.2f}", ha="center", fontsize=9)
-    ax_b.set_xticks(range(len(tokens)), tokens, rotation=60, ha="right")
-    ax_b.set_ylim(0, 1.08)
-    ax_b.set(ylabel="weight", title=f"query “{tokens[query]}” attends to …  (T = {temperature:.2f})")
-    attention_matrix_heatmap(w, tokens, ax=ax_h, highlight=query, title="all queries")
-    fig.subplots_adjust(left=0.06, right=0.97, bottom=0.2, top=0.92, wspace=0.25)  # fixed: fast redraws
-    return fig
+    return AttentionExplorerPlot(tokens, scores).figure(query=query, temperature=temperature)

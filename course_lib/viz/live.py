@@ -96,10 +96,16 @@ class LivePlot:
                 artist.set_animated(False)
         else:
             canvas.restore_region(self._background)
+        # In matplotlib's order: the spines (zorder 2.5) lie above bars, images and curves,
+        # and below texts and legends (a label at the axes' edge covers the spine).
+        above = [a for a in self._moving if a.axes is None or a.get_zorder() > 2.5]
         for artist in self._moving:
-            fig.draw_artist(artist)
+            if not any(artist is a for a in above):
+                fig.draw_artist(artist)
         for ax in {a.axes for a in self._moving if a.axes is not None}:
-            for spine in ax.spines.values():     # the frame's lines lie above bars and images
+            for spine in ax.spines.values():
                 fig.draw_artist(spine)
+        for artist in above:
+            fig.draw_artist(artist)
         fig._course_rendered = True
         return fig

@@ -12,6 +12,7 @@ import torch
 from matplotlib.ticker import MaxNLocator
 
 from ..nn.positional import shift_matrix, sinusoidal_table
+from .live import LivePlot
 
 __all__ = [
     "sinusoidal_heatmap",
@@ -42,17 +43,24 @@ def _check_table_args(d_model, length, base):
 PE_TICKS = (-1, -0.5, 0, 0.5, 1)   # every entry of a sinusoidal table lies in [-1, 1]
 
 
+def _heatmap_title(d_model, base):
+    return f"sinusoidal PE (d_model={d_model}, base={base:g})"
+
+
 def _heatmap_on(ax, pe, base):
     im = ax.imshow(pe.T.numpy(), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1,
                    origin="lower", interpolation="nearest")
-    ax.set(xlabel="position pos", ylabel="dimension j",
-           title=f"sinusoidal PE (d_model={pe.shape[1]}, base={base:g})")
+    ax.set(xlabel="position pos", ylabel="dimension j", title=_heatmap_title(pe.shape[1], base))
     return im
 
 
+def _similarity(pe):
+    """PE(p)·PE(q) / (d_model/2) for a table pe (length, d_model): (length, length), 1 on the diagonal."""
+    return (pe @ pe.T / pe.shape[1] * 2).numpy()
+
+
 def _similarity_on(ax, pe):
-    sim = (pe @ pe.T / pe.shape[1] * 2).numpy()  # PE(p)·PE(q) / (d_model/2): 1 on the diagonal
-    im = ax.imshow(sim, cmap="viridis", vmin=-0.2, vmax=1, origin="lower", interpolation="nearest")
+    im = ax.imshow(_similarity(pe), cmap="viridis", vmin=-0.2, vmax=1, origin="lower", interpolation="nearest")
     ax.set(xlabel="position q", ylabel="position p", title="similarity PE(p)·PE(q) / (d_model/2)")
     return im
 
@@ -79,17 +87,48 @@ def position_similarity(d_model: int = 64, length: int = 100, base: float = 1000
     return fig
 
 
+class SinusoidalOverviewPlot(LivePlot):
+    """The table PE (length, d_model) and its similarity matrix side by side (the explorer's
+    figure; values: d_model, length, base).
+
+    The base changes only the pictures and the table's title: they move. d_model and length
+    change the images' shapes, hence the axes' limits and ticks: the images take the new
+    array and extent, and the frame is drawn again (cheaper than a new figure, which would
+    build both colour bars again). The colour scales stay fixed (±1 and −0.2…1).
+    """
+
+    figsize = (11, 3.6)
+    redraw_on = ("d_model", "length")
+
+    def check(self, d_model, length, base):
+        _check_table_args(d_model, length, base)
+
+    def build(self, fig, d_model, length, base):
+        a1, a2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+        # Fixed margins instead of tight_layout: the shapes change the tick labels, and the
+        # panels must not move from one value to the next.
+        fig.subplots_adjust(left=0.06, right=0.95, bottom=0.14, top=0.91, wspace=0.25)
+        pe = sinusoidal_table(length, d_model, float(base))
+        self.table = _heatmap_on(a1, pe, base)
+        self.similarity = _similarity_on(a2, pe)
+        fig.colorbar(self.table, ax=a1, fraction=0.04, pad=0.02, ticks=PE_TICKS)
+        fig.colorbar(self.similarity, ax=a2, fraction=0.046, pad=0.03)
+        return [self.table, self.similarity, a1.title]
+
+    def update(self, d_model, length, base):
+        pe = sinusoidal_table(length, d_model, float(base))
+        # origin="lower": pixel centres at 0 … n − 1, so the image spans −0.5 … n − 0.5;
+        # set_extent also sets the (autoscaled) axes' limits to it, as imshow did
+        self.table.set_data(pe.T.numpy())
+        self.table.set_extent((-0.5, length - 0.5, -0.5, d_model - 0.5))
+        self.similarity.set_data(_similarity(pe))
+        self.similarity.set_extent((-0.5, length - 0.5, -0.5, length - 0.5))
+        self.table.axes.title.set_text(_heatmap_title(d_model, base))
+
+
 def sinusoidal_overview(d_model: int = 64, length: int = 100, base: float = 10000.0):
     """The table and its similarity matrix side by side (what the explorer widget draws)."""
-    _check_table_args(d_model, length, base)
-    pe = sinusoidal_table(length, d_model, float(base))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.6, 1]})
-    # Fixed margins instead of tight_layout: this figure is redrawn on every slider move,
-    # and tight_layout would roughly double the time of each redraw.
-    fig.subplots_adjust(left=0.06, right=0.95, bottom=0.14, top=0.91, wspace=0.25)
-    fig.colorbar(_heatmap_on(a1, pe, base), ax=a1, fraction=0.04, pad=0.02, ticks=PE_TICKS)
-    fig.colorbar(_similarity_on(a2, pe), ax=a2, fraction=0.046, pad=0.03)
-    return fig
+    return SinusoidalOverviewPlot().figure(d_model=d_model, length=length, base=base)
 
 
 def dimension_curves(dims=(0, 1, 10, 11, 40), d_model: int = 64, length: int = 100,

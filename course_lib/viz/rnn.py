@@ -9,10 +9,12 @@ import functools
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from matplotlib import ticker
 
 from ..nn.rnn import NONLINEARITIES, set_spectral_radius
+from .live import LivePlot
 
 __all__ = [
     "timing_figure",
@@ -96,12 +98,20 @@ def _base_problem(d, T, seed):
     return W, drive, h0
 
 
+# σ and σ' on numpy arrays (the same functions as course_lib.nn.rnn.NONLINEARITIES). The
+# recurrence below is 100 steps of (32, 32) products: in torch its per-operation overhead
+# cost 2–4× numpy's whole step, and far more where torch's threads wait for a busy CPU
+# (the explorer computes up to five curves per slider step).
+_SIGMA = {"tanh": np.tanh, "relu": lambda a: np.maximum(a, 0.0), "linear": lambda a: a}
+
+
 def _derivative(nonlinearity, a):
+    """σ'(a), elementwise; a: a numpy array."""
     if nonlinearity == "tanh":
-        return 1 - torch.tanh(a) ** 2
+        return 1 - np.tanh(a) ** 2
     if nonlinearity == "relu":
-        return (a > 0).to(a.dtype)
-    return torch.ones_like(a)
+        return (a > 0).astype(a.dtype)
+    return np.ones_like(a)
 
 
 def jacobian_norms(radius, nonlinearity="tanh", T=100, d=32, input_scale=0.5, seed=0):
@@ -119,29 +129,36 @@ def jacobian_norms(radius, nonlinearity="tanh", T=100, d=32, input_scale=0.5, se
             raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
     if not input_scale >= 0:
         raise ValueError(f"input_scale must be >= 0, got input_scale={input_scale}")
+    if nonlinearity == "linear":    # D_t = I: the Jacobian ignores the inputs, one curve for all
+        input_scale = 0.0
     return _jacobian_norms(float(radius), nonlinearity, T, d, float(input_scale), seed).clone()
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)    # 256 curves of T + 1 floats: an explorer's way back is free
 def _jacobian_norms(radius, nonlinearity, T, d, input_scale, seed):
-    W0, drive, h = _base_problem(d, T, seed)
+    W0, drive, h = (x.numpy() for x in _base_problem(d, T, seed))
     W = W0 * radius
-    sigma = NONLINEARITIES[nonlinearity]
-    J = torch.eye(d, dtype=torch.float64)
-    products = [J]
+    sigma = _SIGMA[nonlinearity]
+    products = np.empty((T + 1, d, d))
+    products[0] = J = np.eye(d)
     for t in range(T):
         a = W @ h + input_scale * drive[t]
         h = sigma(a)
-        J = _derivative(nonlinearity, a)[:, None] * (W @ J)   # D_t W J_{t-1}
-        products.append(J)
-    return torch.linalg.matrix_norm(torch.stack(products), ord=2)   # all T + 1 norms in one call
+        J = products[t + 1] = _derivative(nonlinearity, a)[:, None] * (W @ J)   # D_t W J_{t-1}
+    # ‖J‖₂ is J's largest singular value: all T + 1 norms in one call
+    return torch.from_numpy(np.linalg.svd(products, compute_uv=False)[:, 0])
+
+
+def _loggable(norms):
+    """norms (T + 1,) as a float64 numpy array with NaN for the norms that underflowed to 0:
+    a log axis cannot show 0, so the curve stops there."""
+    y = norms.numpy().copy()
+    y[y <= 0] = float("nan")
+    return y
 
 
 def _plot_norms(ax, norms, **kwargs):
-    # A norm that underflowed to exactly 0 cannot go on a log axis: stop the curve there.
-    y = norms.clone()
-    y[y <= 0] = float("nan")
-    ax.semilogy(range(len(y)), y, **kwargs)
+    ax.semilogy(range(len(norms)), _loggable(norms), **kwargs)
 
 
 def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh"), T=100, input_scale=0.5):
@@ -179,35 +196,74 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
     return fig
 
 
+class GradientNormPlot(LivePlot):
+    """The explorer's figure: ‖∂h_t/∂h_0‖ for t = 0..T for the chosen radius, in bold over
+    the standard radii in grey (values: radius, nonlinearity, input_scale).
+
+    The frame (log axis from 1e-16 to 1e12, ticks, grid) is fixed; every curve, its labels,
+    the title and the legend (which names ρ) move. The norms come from `jacobian_norms`,
+    cached per (radius, σ, input strength): a radius step computes one curve, a σ or input
+    strength step five (the grey ones do not depend on the radius).
+    """
+
+    figsize = (7, 3.8)
+
+    def __init__(self, T=100):
+        self.T = T
+
+    def check(self, radius, nonlinearity, input_scale):
+        _check_positive("radius", radius)
+        _check_nonlinearity(nonlinearity)
+        if not input_scale >= 0:
+            raise ValueError(f"input_scale must be >= 0, got input_scale={input_scale}")
+
+    def build(self, fig, radius, nonlinearity, input_scale):
+        T, ones = self.T, np.ones(self.T + 1)        # placeholders: `update` sets the data
+        ax = fig.add_subplot()
+        self.references, self.reference_labels = [], []
+        for r in STANDARD_RADII:
+            self.references += ax.semilogy(range(T + 1), ones, color="lightgray", lw=1)
+            self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color="gray", fontsize=7))
+        (self.bold,) = ax.semilogy(range(T + 1), ones, color="tab:purple", lw=2.5, label="ρ")
+        (self.power,) = ax.semilogy(range(T + 1), ones, ":", color="tab:purple", lw=1, label="ρ^t")
+        ax.set_ylim(1e-16, 1e12)
+        ax.set_xlim(0, T * 1.08)
+        # moving only to stay drawn over the curves, as in a figure drawn in one go
+        self.one = ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+        ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖")
+        self.title = ax.set_title(" ")
+        self.legend = ax.legend(fontsize=8, loc="lower left")
+        ax.grid(True, alpha=0.3)
+        ax.set_yticks([10.0 ** e for e in range(-16, 13, 4)])   # plain labels: no mathtext, fast redraws
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.14, top=0.9)   # fixed: no tight_layout
+        return [*self.references, self.bold, self.power, self.one, *self.reference_labels,
+                self.title, self.legend]
+
+    def update(self, radius, nonlinearity, input_scale):
+        T = self.T
+        for r, line, label in zip(STANDARD_RADII, self.references, self.reference_labels):
+            reference = jacobian_norms(r, nonlinearity, T, input_scale=input_scale)
+            line.set_ydata(_loggable(reference))
+            visible = ((reference >= 1e-16) & (reference <= 1e12)).nonzero()
+            label.set_visible(len(visible) > 0)
+            if len(visible):   # label each grey curve where it leaves the plot (or ends)
+                t = int(visible[-1])
+                label.set_position((t, reference[t].item()))
+                label.set_verticalalignment("bottom" if t < T else "center")
+        norms = jacobian_norms(radius, nonlinearity, T, input_scale=input_scale)
+        self.bold.set_ydata(_loggable(norms))
+        self.bold.set_label(f"ρ = {radius:.2f}")
+        self.power.set_ydata([radius ** t for t in range(T + 1)])
+        self.legend.get_texts()[0].set_text(f"ρ = {radius:.2f}")
+        self.title.set_text(f"σ = {nonlinearity}, ρ = {radius:.2f}:  "
+                            f"‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
+
+
 def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
     """The widget's view: the chosen radius in bold over the standard radii in grey."""
-    _check_positive("radius", radius)
-    _check_nonlinearity(nonlinearity)
-    fig, ax = plt.subplots(figsize=(7, 3.8))
-    for r in STANDARD_RADII:
-        reference = jacobian_norms(r, nonlinearity, T, input_scale=input_scale)
-        _plot_norms(ax, reference, color="lightgray", lw=1)
-        visible = ((reference >= 1e-16) & (reference <= 1e12)).nonzero()
-        if len(visible):   # label each grey curve where it leaves the plot (or ends)
-            t = int(visible[-1])
-            ax.text(t, reference[t].item(), f" ρ={r:g}", color="gray", fontsize=7,
-                    va="bottom" if t < T else "center")
-    norms = jacobian_norms(radius, nonlinearity, T, input_scale=input_scale)
-    _plot_norms(ax, norms, color="tab:purple", lw=2.5, label=f"ρ = {radius:.2f}")
-    ax.semilogy(range(T + 1), [radius ** t for t in range(T + 1)], ":", color="tab:purple",
-                lw=1, label="ρ^t")
-    ax.set_ylim(1e-16, 1e12)
-    ax.set_xlim(0, T * 1.08)
-    ax.axhline(1.0, color="gray", lw=0.8, ls=":")
-    ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖",
-           title=f"σ = {nonlinearity}, ρ = {radius:.2f}:  ‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
-    ax.legend(fontsize=8, loc="lower left")
-    ax.grid(True, alpha=0.3)
-    ax.set_yticks([10.0 ** e for e in range(-16, 13, 4)])   # plain labels: no mathtext, fast redraws
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
-    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.14, top=0.9)  # fixed: fast redraws
-    return fig
+    return GradientNormPlot(T).figure(radius=radius, nonlinearity=nonlinearity, input_scale=input_scale)
 
 
 def distance_figure(distances, norms):

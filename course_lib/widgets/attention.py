@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as W
 import torch
 
-from ..viz.attention import D_K_CHOICES, attention_explorer_view, scaling_view
+from ..viz.attention import D_K_CHOICES, AttentionExplorerPlot, ScalingPlot
 from ._wiring import live_figure
 
 __all__ = ["scaling_explorer", "attention_explorer"]
@@ -16,7 +16,7 @@ def scaling_explorer(d_k=64, scaled=False):
     """A slider on d_k and a toggle for the ÷√d_k scaling; redraws one query's softmax
     weights and where d_k sits on the saturation curves. Returns the widget."""
     return live_figure(
-        scaling_view,
+        ScalingPlot(),
         d_k=W.SelectionSlider(options=list(D_K_CHOICES), value=d_k, description="d_k",
                               style=_STYLE, continuous_update=False),
         scaled=W.Checkbox(value=scaled, description="divide the scores by √d_k", style=_STYLE),
@@ -35,8 +35,7 @@ def attention_explorer(tokens, scores, query=0, temperature=1.0):
         raise ValueError(f"scores must be ({len(tokens)}, {len(tokens)}) for {len(tokens)} tokens, "
                          f"got shape {tuple(scores.shape)}")
     return live_figure(
-        lambda query, temperature: attention_explorer_view(tokens=tokens, scores=scores, query=query,
-                                                           temperature=temperature),
+        AttentionExplorerPlot(tokens, scores),
         query=W.Dropdown(options=[(f"{i}: {t}", i) for i, t in enumerate(tokens)], value=query,
                          description="query token", style=_STYLE),
         temperature=W.FloatLogSlider(value=temperature, base=10, min=-1, max=1, step=0.05,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..viz.positional import sinusoidal_overview
+from ..viz.positional import SinusoidalOverviewPlot
 from ._wiring import live_figure
 
 __all__ = ["sinusoidal_explorer"]
@@ -17,7 +17,7 @@ def sinusoidal_explorer(d_model: int = 64, length: int = 100, base: float = 1000
     Draws the table PE and its similarity matrix PE·PEᵀ. Returns the widget.
     """
     return live_figure(
-        sinusoidal_overview,
+        SinusoidalOverviewPlot(),
         d_model=W.IntSlider(value=d_model, min=8, max=256, step=8, description="d_model",
                             continuous_update=False, style=_STYLE, layout={"width": "440px"}),
         length=W.IntSlider(value=length, min=10, max=400, step=10, description="length (positions)",
