@@ -102,7 +102,7 @@ class LivePlot:
         for artist in self._moving:
             if not any(artist is a for a in above):
                 fig.draw_artist(artist)
-        for ax in {a.axes for a in self._moving if a.axes is not None}:
+        for ax in {a.axes for a in self._moving if a.axes is not None and a.axes.axison}:
             for spine in ax.spines.values():
                 fig.draw_artist(spine)
         for artist in above:

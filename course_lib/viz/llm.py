@@ -1,5 +1,8 @@
 """Figures for lesson 11 (a real LLM on our code): the 2017 and the modern block side by
-side, one attention weight over every layer and head, generation, KV-cache timings."""
+side, one attention weight over every layer and head, generation, KV-cache timings.
+
+`generation_panel` is drawn by `GenerationPanel`, a live plot: lesson 11's explorer shows
+the continuation as it grows, each partial answer redrawing only the bars and the text."""
 from __future__ import annotations
 
 import textwrap
@@ -8,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.patches import FancyBboxPatch
+
+from .sampling import BarsOverText, _Remembered
 
 __all__ = ["block_comparison", "head_weight_grid", "generation_panel", "cache_timing_plot"]
 
@@ -89,6 +94,68 @@ def _piece(text):
     return {"\n": "\\n", " ": "␣", "": "∅"}.get(text, text.replace("\n", "\\n").replace(" ", "␣"))
 
 
+class GenerationPanel(BarsOverText):
+    """Lesson 11's `generation_panel` as a live plot: the pieces, their probabilities and
+    the text as values (see `generation_panel` for their meaning).
+
+    Moving: the bars' heights, both titles, the text. New layout: when the pieces under
+    the bars change (their labels set the bottom margin): a new prompt, top-k below the
+    number of bars, T = 0. A new T or seed, and every partial answer, moves artists only.
+    """
+
+    width, extra, bars_ratio = 8.5, 2.7, 2.5
+    text_base, per_line = 0.4, 0.18
+    typical_lines, max_lines = 3, 14      # 3: a one-line prompt and 30 new tokens
+    fontsize = 8.5
+    rebuild_on = ("labels", "special")
+
+    def __init__(self, width=80):
+        self.wrap = width
+
+    def derive(self, prompt, continuation, top_pieces, top_probs, temperature, top_k, special=None, pending=False):
+        """-> the values drawn: the bars' heights, labels and special flags (pieces with
+        probability 0 left out), the text's lines."""
+        if len(top_pieces) != len(top_probs) or not top_pieces:
+            raise ValueError(f"got {len(top_pieces)} pieces for {len(top_probs)} probabilities; need the same, ≥ 1")
+        special = [False] * len(top_pieces) if special is None else [bool(b) for b in special]
+        if len(special) != len(top_pieces):
+            raise ValueError(f"got {len(special)} special flags for {len(top_pieces)} pieces; need one each")
+        kept = [i for i, p in enumerate(top_probs) if float(p) > 0]
+        if not kept:
+            raise ValueError("every probability is 0: nothing to draw")
+        lines = []
+        for para in (prompt + continuation + (" …" if pending else "")).split("\n"):
+            lines.extend(textwrap.wrap(para, self.wrap) or [""])
+        return dict(heights=tuple(float(top_probs[i]) for i in kept), special=tuple(special[i] for i in kept),
+                    labels=tuple(_piece(top_pieces[i]) + (" (special)" if special[i] else "") for i in kept),
+                    temperature=temperature, top_k=top_k, pending=pending, lines=tuple(lines[:self.max_lines]))
+
+    def build_bars(self, ax, heights, special, labels, **values):
+        n = len(heights)
+        self.bars = ax.bar(range(n), heights, color=["tab:orange" if s else "tab:blue" for s in special])
+        ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=8)
+        ax.set_xlim(-0.6, max(n, 5) - 0.4)   # one bar stays a bar, not a wall
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("probability")
+        self.bars_title = ax.set_title(self._bars_title(n, **values), fontsize=10)
+        return [*self.bars, _Remembered(self.bars_title)]
+
+    def update_bars(self, heights, **values):
+        for bar, h in zip(self.bars, heights):
+            bar.set_height(h)
+        self.bars_title.set_text(self._bars_title(len(heights), **values))
+
+    @staticmethod
+    def _bars_title(n, temperature, top_k, **_):
+        mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
+        return (f"first new token — {mode}, top-k = {'all' if top_k is None else top_k}: "
+                f"the {n} most likely with probability > 0")
+
+    @staticmethod
+    def text_title(pending, widest=False, **_):
+        return "prompt + continuation" + (" (generating …)" if pending or widest else "")
+
+
 def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, top_k, width=80, special=None,
                      pending=False):
     """Generation seen from both ends: the distribution of the first new token (its most
@@ -101,38 +168,9 @@ def generation_panel(prompt, continuation, top_pieces, top_probs, temperature, t
     as ␣. pending: the continuation is still growing (drawn with a trailing " …").
     Returns the Figure.
     """
-    if len(top_pieces) != len(top_probs) or not top_pieces:
-        raise ValueError(f"got {len(top_pieces)} pieces for {len(top_probs)} probabilities; need the same, ≥ 1")
-    special = [False] * len(top_pieces) if special is None else [bool(b) for b in special]
-    if len(special) != len(top_pieces):
-        raise ValueError(f"got {len(special)} special flags for {len(top_pieces)} pieces; need one each")
-    kept = [i for i, p in enumerate(top_probs) if float(p) > 0]
-    if not kept:
-        raise ValueError("every probability is 0: nothing to draw")
-    top_pieces, top_probs, special = ([seq[i] for i in kept] for seq in (top_pieces, top_probs, special))
-    lines = []
-    for para in (prompt + continuation + (" …" if pending else "")).split("\n"):
-        lines.extend(textwrap.wrap(para, width) or [""])
-    lines = lines[:14]
-    text_height = 0.4 + 0.18 * len(lines)
-    fig, (ax_p, ax_t) = plt.subplots(2, 1, figsize=(8.5, 2.7 + text_height),
-                                     gridspec_kw={"height_ratios": [2.5, text_height]})
-    probs = np.asarray(top_probs, dtype=float)
-    ax_p.bar(range(len(probs)), probs, color=["tab:orange" if s else "tab:blue" for s in special])
-    ax_p.set_xticks(range(len(probs)), [_piece(p) + (" (special)" if s else "") for p, s in zip(top_pieces, special)],
-                    rotation=45, ha="right", fontsize=8)
-    ax_p.set_xlim(-0.6, max(len(probs), 5) - 0.4)   # one bar stays a bar, not a wall
-    ax_p.set_ylim(0, 1.05)
-    ax_p.set_ylabel("probability")
-    mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
-    ax_p.set_title(f"first new token — {mode}, top-k = {'all' if top_k is None else top_k}: "
-                   f"the {len(probs)} most likely with probability > 0", fontsize=10)
-    ax_t.axis("off")
-    ax_t.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8.5,
-              transform=ax_t.transAxes)
-    ax_t.set_title("prompt + continuation" + (" (generating …)" if pending else ""), fontsize=10, loc="left")
-    fig.tight_layout()
-    return fig
+    return GenerationPanel(width).figure(prompt=prompt, continuation=continuation, top_pieces=top_pieces,
+                                         top_probs=top_probs, temperature=temperature, top_k=top_k,
+                                         special=special, pending=pending)
 
 
 def cache_timing_plot(with_cache, without_cache):

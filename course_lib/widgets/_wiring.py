@@ -188,7 +188,11 @@ class LiveFigure(W.VBox):
             if version != self._wanted:
                 raise Superseded
             if self._threaded and make_figure is not None:   # partial answers: only live
-                self._display(make_figure(), version, final=False)
+                fig = make_figure()
+                if version != self._wanted:     # wanted no more while it was drawn: no PNG, not sent
+                    plt.close(fig)
+                    raise Superseded
+                self._display(fig, version, final=False)
         return self._viz(show, **values)
 
     def _draw_once_more_if_closed(self, values, version):

@@ -7,7 +7,7 @@ import ipywidgets as W
 import torch
 
 from ..nn.decoding import generate_text, lm_step, next_token_probs
-from ..viz.sampling import sample_panel
+from ..viz.sampling import SamplePanel
 from ._wiring import live_figure
 
 __all__ = ["sampling_explorer"]
@@ -47,19 +47,20 @@ def _first_step_logits(model, vocab, prompt, memo):
     return memo["logits"]
 
 
-def _draw_sample(show, model, vocab, memo, prompt, temperature, top_k, length, seed):
+def _draw_sample(show, model, vocab, memo, plot, prompt, temperature, top_k, length, seed):
     """Sample `length` characters after `prompt` and draw them with the first-step distribution.
 
     Shown at once: the distribution (one forward pass, or none for a prompt seen last time);
     then the text as it grows, every STREAM_EVERY s; `show()` drops the work when the
-    learner has moved on.
+    learner has moved on. plot: the explorer's `SamplePanel`: each picture redraws only
+    the bars and the text on the same figure.
     """
     prompt = "".join(c for c in prompt if c in vocab.stoi)   # drop characters the model never saw
     k = None if top_k == 0 else int(top_k)
     probs = next_token_probs(_first_step_logits(model, vocab, prompt, memo), temperature, k)
 
     def panel(text, pending):
-        return sample_panel(prompt, text, probs, vocab.itos, temperature, k, pending=pending)
+        return plot(prompt=prompt, text=text, probs=probs, temperature=temperature, top_k=k, pending=pending)
 
     show(lambda: panel(prompt, True))
     last = [time.monotonic()]
@@ -84,9 +85,9 @@ def sampling_explorer(model, vocab, prompt="ROMEO:\n", length=160):
     the first character's distribution at once, then the sample as it grows.
     Returns the widget; `.draw.last_figure` is the latest figure.
     """
-    memo = {}
+    memo, plot = {}, SamplePanel(vocab.itos)
     return live_figure(
-        lambda show, **kw: _draw_sample(show, model, vocab, memo, **kw), streams=True,
+        lambda show, **kw: _draw_sample(show, model, vocab, memo, plot, **kw), streams=True,
         **sampling_controls(prompt, top_k_max=len(vocab)),
         length=W.IntSlider(value=length, min=20, max=400, step=20, description="characters",
                            continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),
