@@ -308,6 +308,13 @@ def cmd_lab(args):
     return replace_with(command)
 
 
+def parallel(cores=None):
+    """pytest-xdist's options for the tests that may share the machine: one worker per
+    core, at most 4 (each test uses one torch thread); the hub's tests keep one worker."""
+    n = min(4, cores or os.cpu_count() or 1)
+    return ["-n", str(n), "--dist", "loadgroup"] if n > 1 else []
+
+
 def pytest_passes(args, system=None):
     """(title, extra environment, pytest arguments) for each pass of `test`.
 
@@ -332,7 +339,7 @@ def pytest_passes(args, system=None):
                  "the HTML export", {}, ["tests", "-m", "browser"])
     return [first, other,
             ("every other test, on a simulated non-UTF-8 system: " + describe(NON_UTF8), NON_UTF8,
-             ["tests", "-m", "not browser and not lessons"])]
+             ["tests", "-m", "not browser and not lessons"] + parallel())]
 
 
 def cmd_test(args):

@@ -16,7 +16,12 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 GUARD_DIR = Path(__file__).resolve().parent / "netguard"
-GUARD_LOG = ARTIFACTS / "network-guard.log"
+# Under pytest-xdist (`course.py test` runs the unit tests on two workers) each worker
+# keeps its own guard log and progress file: one worker's kernel must not fail the
+# other's test, nor its checkers' verdicts land in the other's file.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_SUFFIX = f"-{_WORKER}" if _WORKER else ""
+GUARD_LOG = ARTIFACTS / f"network-guard{_SUFFIX}.log"
 
 ARTIFACTS.mkdir(exist_ok=True)
 GUARD_LOG.write_text("", encoding="utf-8")
@@ -27,7 +32,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Checkers record progress; tests (and the kernels they start) must not touch
 # the user's own file.
-os.environ["COURSE_PROGRESS_FILE"] = str(ARTIFACTS / "progress.json")
+os.environ["COURSE_PROGRESS_FILE"] = str(ARTIFACTS / f"progress{_SUFFIX}.json")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 # The guard in this very process, too (loaded by path: a `sitecustomize` may
@@ -70,8 +75,11 @@ LINUX_ONLY = {"test_hub.py", "test_hub_accounts.py", "test_hub_board.py", "test_
 
 def pytest_collection_modifyitems(config, items):
     """nbval cells execute notebooks: they belong to the slow tier, and to the tests that
-    execute whole lessons. The hub's tests skip themselves off Linux."""
+    execute whole lessons. The hub's tests skip themselves off Linux, and share one
+    pytest-xdist worker (one hub for the session, its accounts)."""
     for item in items:
+        if item.fspath.basename in LINUX_ONLY:
+            item.add_marker(pytest.mark.xdist_group("hub"))
         if sys.platform != "linux" and item.fspath.basename in LINUX_ONLY:
             item.add_marker(pytest.mark.skip(reason="the class hub runs on Linux only"))
         if item.fspath.ext == ".ipynb":
