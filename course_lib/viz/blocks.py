@@ -8,6 +8,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from .live import LivePlot
+
 __all__ = ["fit_plot", "grad_norm_vs_depth_plot", "loss_curves_plot", "stream_parts_plot", "layer_profile_plot"]
 
 _COLORS = ["tab:red", "tab:blue", "tab:purple", "tab:orange", "tab:green", "tab:brown"]
@@ -162,31 +164,84 @@ def stream_parts_plot(names, sizes, title="what each part adds to the residual s
     return fig
 
 
+class LayerProfilePlot(LivePlot):
+    """Two panels over the blocks of one stack (log scales): the gradient norm of each
+    block's parameters, and the RMS size of the residual stream after each block.
+
+    profile: a function (**values) -> (grad_norms, stream_rms), each n numbers, n the
+    number of blocks (lesson 05's explorer: values wiring and depth, one stack per pair,
+    remembered); title: None, or a function (**values) -> the figure's title.
+
+    What moves: both curves, the title, and every axis whose ticks follow the data (the
+    blocks on both x axes, the gradient norms' y axis); the RMS y axis (fixed limits)
+    stays in the frame. `tight_layout` follows the tick labels (10^-23 is wider than
+    10^-6), so it is computed for each new set of values (once: remembered), and the
+    frame is drawn again only when the panels moved.
+    """
+
+    figsize = (9, 3.2)
+
+    def __init__(self, profile, title=None):
+        self.profile, self.title_of = profile, title
+        self._layouts = {}              # values -> the subplot parameters tight_layout chose
+
+    def _data(self, **values):
+        g, r = self.profile(**values)
+        g, r = _np("grad_norms", g), _np("stream_rms", r)
+        if len(g) != len(r):
+            raise ValueError(f"grad_norms has {len(g)} values but stream_rms has {len(r)}")
+        positive = g[g > 0]
+        floor = positive.min() / 10 if positive.size else 1e-30
+        return np.arange(1, len(g) + 1), np.maximum(g, floor), r     # a zero norm sits at the floor
+
+    def check(self, **values):
+        self._data(**values)
+
+    def build(self, fig, **values):
+        blocks, shown, r = self._data(**values)
+        a1, a2 = self.axes = fig.subplots(1, 2)
+        (self.grad_line,) = a1.plot(blocks, shown, marker="o", color="tab:red")
+        a1.set_yscale("log")
+        a1.set_xlabel("block (1 = nearest the input)")
+        a1.set_ylabel("gradient norm of its parameters")
+        (self.rms_line,) = a2.plot(blocks, r, marker="o", color="tab:blue")
+        a2.set_yscale("log")
+        a2.set_ylim(1e-3, 1e2)
+        a2.set_xlabel("block")
+        a2.set_ylabel("RMS of the stream after it")
+        for a in (a1, a2):
+            a.grid(alpha=0.3)
+        self.title = fig.suptitle(self.title_of(**values)) if self.title_of else None
+        self._defaults = {k: getattr(fig.subplotpars, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
+        # An axis (ticks, tick labels, grid lines, label) is drawn before the curve on it.
+        return [a1.xaxis, a1.yaxis, self.grad_line, a2.xaxis, self.rms_line] + ([self.title] if self.title else [])
+
+    def update(self, **values):
+        blocks, shown, r = self._data(**values)
+        a1, a2 = self.axes
+        self.grad_line.set_data(blocks, shown)
+        self.rms_line.set_data(blocks, r)
+        a1.set_ylim(min(1e-6, shown.min() / 3), 1e3)
+        for a in (a1, a2):                  # x: the blocks, with autoscale's margins
+            a.relim()
+            a.autoscale_view(scaley=False)
+        if self.title:
+            self.title.set_text(self.title_of(**values))
+        fig = a1.figure
+        key = tuple(sorted(values.items()))
+        if key not in self._layouts:        # from the default layout, as a new figure would
+            fig.subplots_adjust(**self._defaults)
+            fig.tight_layout()
+            self._layouts[key] = {k: getattr(fig.subplotpars, k) for k in self._defaults}
+        fig.subplots_adjust(**self._layouts[key])
+        where = [a.get_position().bounds for a in self.axes]
+        if where != getattr(self, "_frame_where", None):
+            self._frame_where = where
+            self.redraw_frame()         # the panels moved: the kept frame is stale
+
+
 def layer_profile_plot(grad_norms, stream_rms, title=""):
     """Two panels over the blocks of one stack: the gradient norm of each block's
     parameters, and the RMS size of the residual stream after each block (log scales).
     Returns the Figure."""
-    g, r = _np("grad_norms", grad_norms), _np("stream_rms", stream_rms)
-    if len(g) != len(r):
-        raise ValueError(f"grad_norms has {len(g)} values but stream_rms has {len(r)}")
-    blocks = np.arange(1, len(g) + 1)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2))
-    positive = g[g > 0]
-    floor = positive.min() / 10 if positive.size else 1e-30
-    shown = np.maximum(g, floor)
-    a1.plot(blocks, shown, marker="o", color="tab:red")
-    a1.set_yscale("log")
-    a1.set_ylim(min(1e-6, shown.min() / 3), 1e3)
-    a1.set_xlabel("block (1 = nearest the input)")
-    a1.set_ylabel("gradient norm of its parameters")
-    a2.plot(blocks, r, marker="o", color="tab:blue")
-    a2.set_yscale("log")
-    a2.set_ylim(1e-3, 1e2)
-    a2.set_xlabel("block")
-    a2.set_ylabel("RMS of the stream after it")
-    for a in (a1, a2):
-        a.grid(alpha=0.3)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
+    return LayerProfilePlot(lambda: (grad_norms, stream_rms), title=(lambda: title) if title else None).figure()

@@ -1,9 +1,13 @@
 """Figures for lesson 07: the encoder-decoder's shapes, and cross-attention maps."""
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from .live import LivePlot
 
 __all__ = ["trace_shapes", "encoder_decoder_diagram", "attention_heatmap"]
 
@@ -72,21 +76,33 @@ _ATT = "#f6d5e5"
 _IO = "#eeeeee"
 
 
-def _box(ax, x, y, w, hgt, text, color, fontsize=8.5, bold=False):
+def _box(ax, x, y, w, hgt, text, color, fontsize=8.5, bold=False, to_data=None):
+    """A rounded box with `text` centred in it. Returns the Text."""
     ax.add_patch(FancyBboxPatch((x - w / 2, y - hgt / 2), w, hgt, boxstyle="round,pad=0.02,rounding_size=0.08",
                                 fc=color, ec="#333333", lw=0.9))
     label = ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, weight="bold" if bold else "normal")
-    _shrink_to_fit(ax, label, 0.94 * w)
+    label.fits = (0.94 * w, fontsize)           # what _shrink_to_fit needs again when the text changes
+    _shrink_to_fit(ax, label, to_data)
+    return label
 
 
-def _shrink_to_fit(ax, label, width, smallest=7.5):
-    """Lower the label's font size until it is at most `width` wide (data units): long shapes
-    (large batch or d_model from the sliders) would otherwise spill out of their box."""
+def _data_per_pixel(ax):
+    """Data units per pixel along x, for the Axes as it lies now."""
+    (x0, _), (x1, _) = ax.transData.inverted().transform([(0, 0), (1, 0)])
+    return x1 - x0
+
+
+def _shrink_to_fit(ax, label, to_data=None, smallest=7.5):
+    """Lower the label's font size (from its own, `label.fits[1]`) until it is at most
+    `label.fits[0]` wide (data units): long shapes (large batch or d_model from the
+    sliders) would otherwise spill out of their box. to_data: data units per pixel
+    (default: the Axes as it lies now)."""
     renderer = ax.figure.canvas.get_renderer()
-    to_data = ax.transData.inverted()
+    to_data = _data_per_pixel(ax) if to_data is None else to_data
+    width, size = label.fits
+    label.set_fontsize(size)
     while label.get_fontsize() > smallest:
-        (x0, _), (x1, _) = to_data.transform(label.get_window_extent(renderer).get_points())
-        if x1 - x0 <= width:
+        if label.get_window_extent(renderer).width * to_data <= width:
             return
         label.set_fontsize(label.get_fontsize() - 0.5)
 
@@ -96,23 +112,25 @@ def _arrow(ax, a, b, color="#333333", rad=0.0):
                                  connectionstyle=f"arc3,rad={rad}", shrinkA=0, shrinkB=0))
 
 
-def _column(ax, x, w, boxes, gap=0.42, y=0.3):
+def _column(ax, x, w, boxes, gap=0.42, y=0.3, to_data=None):
     """Stack boxes bottom-up: each (text, height, color, bold, arrow_label or None).
     An arrow joins consecutive boxes, labelled with the shape it carries.
-    Returns {index: (x, y_centre, height)} of the boxes.
+    Returns ({index: (x, y_centre, height)} of the boxes, [each box's Text],
+    {index: the Text on the arrow into box index}).
     """
-    placed = {}
+    placed, texts, on_arrows = {}, [], {}
     for i, (text, hgt, color, bold, shape_label) in enumerate(boxes):
         if i:
             _arrow(ax, (x, y), (x, y + gap))
             if shape_label:
-                ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=7.5, color="#1f4e79", va="center",
-                        family="monospace", bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.85))
+                on_arrows[i] = ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=7.5, color="#1f4e79",
+                                       va="center", family="monospace",
+                                       bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.85))
             y += gap
-        _box(ax, x, y + hgt / 2, w, hgt, text, color, bold=bold)
+        texts.append(_box(ax, x, y + hgt / 2, w, hgt, text, color, bold=bold, to_data=to_data))
         placed[i] = (x, y + hgt / 2, hgt)
         y += hgt
-    return placed
+    return placed, texts, on_arrows
 
 
 _MARGIN = 0.32   # between a column's boxes and its dashed frame: room for the residual arrows
@@ -148,23 +166,13 @@ def _residuals(ax, placed, w, side, gap=0.42, color="#2e7d32"):
     return draw
 
 
-def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
-                            n_layers=2):
-    """The encoder-decoder as boxes and arrows, each arrow labelled with the shape of
-    the tensor it carries — shapes read off a real forward pass (`trace_shapes`).
+_B, _S, _T, _D = "batch", "n_src", "n_tgt", "d_model"
 
-    Returns the Figure.
-    """
-    s = trace_shapes(batch, n_src, n_tgt, d_model, h, d_ff, src_vocab, tgt_vocab, n_layers)
-    B, S, T, D = "batch", "n_src", "n_tgt", "d_model"
-    fig, ax = plt.subplots(figsize=(10, 8.6))
-    ax.set_xlim(0, 11)
-    ax.set_ylim(0, 10.8)
-    ax.axis("off")
-    w = 3.6
-    ex, dx = 2.5, 7.9  # encoder / decoder column centres
 
-    enc = _column(ax, ex, w, [
+def _encoder_boxes(s, d_ff):
+    """The encoder column, bottom-up: (text, height, colour, bold, shape on the arrow into it)."""
+    B, S, D = _B, _S, _D
+    return [
         (f"source ids (English)\n{_fmt(s['src'], (B, S))}", 0.55, _IO, False, None),
         ("embedding: row lookup E_src[id] · √d_model\n(= one-hot(id) @ E_src)", 0.55, _ENC, False, None),
         ("+ positional encoding", 0.4, _ENC, False, _fmt(s["src_embedded"], (B, S, D))),
@@ -174,13 +182,13 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
         (f"feed-forward (d_ff={d_ff})", 0.4, _ENC, False, None),
         ("Add & Norm", 0.36, _ENC, False, None),
         (f"memory (encoder output)\n{_fmt(s['memory'], (B, S, D))}", 0.55, _ENC, True, None),
-    ])
-    _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {n_layers}", "left")
-    skip = _residuals(ax, enc, w, "left")
-    skip(3, 4)          # x + self-attention(x)
-    skip(5, 6)          # x + FFN(x)
+    ]
 
-    dec = _column(ax, dx, w, [
+
+def _decoder_boxes(s, d_ff):
+    """The decoder column, bottom-up, as `_encoder_boxes`."""
+    B, S, T, D = _B, _S, _T, _D
+    return [
         (f"target ids, shifted right (German)\n{_fmt(s['tgt'], (B, T))}", 0.55, _IO, False, None),
         ("embedding: row lookup E_tgt[id] · √d_model", 0.45, _DEC, False, None),
         ("+ positional encoding", 0.4, _DEC, False, _fmt(s["tgt_embedded"], (B, T, D))),
@@ -195,24 +203,126 @@ def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32,
         (f"linear d_model → V (target vocabulary)\nlogits {_fmt(s['logits'], (B, T, 'V'))}", 0.55, _DEC,
          False, _fmt(s["decoder_out"], (B, T, D))),
         (f"softmax over the vocabulary\n{_fmt(s['probs'], (B, T, 'V'))}", 0.55, _IO, True, None),
-    ])
-    _frame(ax, dec, 3, 8, w, "#a0522d", f"decoder layer × {n_layers}", "right")
-    skip = _residuals(ax, dec, w, "right")
-    for sub in (3, 5, 7):   # masked self-attention, cross-attention, FFN: each x + Sublayer(x)
-        skip(sub, sub + 1)
+    ]
 
-    # memory -> every decoder layer's cross-attention (keys and values)
-    _, my, mh = enc[7]
-    _, cy, _ = dec[5]
-    _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
-    ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
-    ax.text(0.05, 10.55, f"batch={batch}, n_src={n_src}, n_tgt={n_tgt}, d_model={d_model}, h={h} "
-                        f"(d_k={d_model // h}), V = tgt_vocab = {tgt_vocab}", fontsize=10.5, weight="bold")
-    ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes; "
-                        "green: the residual x + Sublayer(x) into each Add & Norm",
-            fontsize=9, color="#555555")
-    fig.tight_layout()
-    return fig
+
+# The boxes whose text shows a size (indices into _encoder_boxes / _decoder_boxes).
+_ENC_SIZED = (0, 3, 5, 7)
+_DEC_SIZED = (0, 3, 5, 7, 9, 10)
+
+
+def _header(batch, n_src, n_tgt, d_model, h, tgt_vocab):
+    return (f"batch={batch}, n_src={n_src}, n_tgt={n_tgt}, d_model={d_model}, h={h} "
+            f"(d_k={d_model // h}), V = tgt_vocab = {tgt_vocab}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _traced(**sizes):
+    """trace_shapes, remembered (a slider going back to a value runs no model again), on
+    one thread: the model's matrices are tiny, and a second thread only waits (2-core
+    machine under load: 33 ms on one thread, 306 ms on two)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return trace_shapes(**sizes)
+    finally:
+        torch.set_num_threads(threads)
+
+
+class EncoderDecoderDiagram(LivePlot):
+    """The encoder-decoder as boxes and arrows, each arrow labelled with the shape of the
+    tensor it carries — shapes read off a real forward pass (`trace_shapes`) of a model
+    of the sizes given (lesson 07's explorer).
+
+    Fixed: d_ff (None: 4 · d_model, as the explorer has it), src_vocab, n_layers. Slider
+    values: batch, n_src, n_tgt, d_model, h, tgt_vocab. What moves: every text that shows
+    a size (the boxes' shapes, the shapes on the arrows, d_ff, the headline); the boxes,
+    arrows and the texts without a size stay in the frame. The layout does not follow the
+    sizes (every text lies well inside the Axes), so nothing is laid out again.
+    """
+
+    figsize = (10, 8.6)
+
+    def __init__(self, d_ff=None, src_vocab=30, n_layers=2):
+        self.d_ff, self.src_vocab, self.n_layers = d_ff, src_vocab, n_layers
+
+    def _shapes(self, batch, n_src, n_tgt, d_model, h, tgt_vocab):
+        d_ff = 4 * d_model if self.d_ff is None else self.d_ff
+        sizes = dict(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=d_ff,
+                     src_vocab=self.src_vocab, tgt_vocab=tgt_vocab, n_layers=self.n_layers)
+        try:
+            return _traced(**sizes), d_ff
+        except TypeError:               # unhashable sizes: trace_shapes names the bad one
+            return trace_shapes(**sizes), d_ff
+
+    def check(self, **values):
+        self._shapes(**values)          # a size trace_shapes refuses (d_model % h ≠ 0, ...)
+
+    def _texts(self, **values):
+        """Every text that shows a size, in the order of `self.moving`."""
+        s, d_ff = self._shapes(**values)
+        texts = []
+        for boxes, sized in ((_encoder_boxes(s, d_ff), _ENC_SIZED), (_decoder_boxes(s, d_ff), _DEC_SIZED)):
+            texts += [boxes[i][0] for i in sized] + [b[4] for b in boxes if b[4]]
+        return texts + [_header(**values)]
+
+    def build(self, fig, **values):
+        s, d_ff = self._shapes(**values)
+        ax = self.ax = fig.add_subplot()
+        ax.set_xlim(0, 11)
+        ax.set_ylim(0, 10.8)
+        ax.axis("off")
+        for spine in ax.spines.values():    # LivePlot draws an Axes' spines over what moved,
+            spine.set_visible(False)         # also with the axis off: none here
+        # Font sizes are fitted to the boxes as the Axes lies before tight_layout (as the
+        # figure has always done); kept, so a new text is fitted the same way.
+        self.to_data = _data_per_pixel(ax)
+        w = 3.6
+        ex, dx = 2.5, 7.9  # encoder / decoder column centres
+
+        enc, enc_texts, enc_arrows = _column(ax, ex, w, _encoder_boxes(s, d_ff), to_data=self.to_data)
+        _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {self.n_layers}", "left")
+        skip = _residuals(ax, enc, w, "left")
+        skip(3, 4)          # x + self-attention(x)
+        skip(5, 6)          # x + FFN(x)
+
+        dec, dec_texts, dec_arrows = _column(ax, dx, w, _decoder_boxes(s, d_ff), to_data=self.to_data)
+        _frame(ax, dec, 3, 8, w, "#a0522d", f"decoder layer × {self.n_layers}", "right")
+        skip = _residuals(ax, dec, w, "right")
+        for sub in (3, 5, 7):   # masked self-attention, cross-attention, FFN: each x + Sublayer(x)
+            skip(sub, sub + 1)
+
+        # memory -> every decoder layer's cross-attention (keys and values)
+        _, my, mh = enc[7]
+        _, cy, _ = dec[5]
+        _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
+        ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
+        self.header = ax.text(0.05, 10.55, _header(**values), fontsize=10.5, weight="bold")
+        ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes; "
+                            "green: the residual x + Sublayer(x) into each Add & Norm",
+                fontsize=9, color="#555555")
+        fig.tight_layout()
+        # The texts that show a size move ("Add & Norm" and the like stay in the frame).
+        self.moving = [enc_texts[i] for i in _ENC_SIZED] + [enc_arrows[i] for i in sorted(enc_arrows)] + \
+            [dec_texts[i] for i in _DEC_SIZED] + [dec_arrows[i] for i in sorted(dec_arrows)] + [self.header]
+        return self.moving
+
+    def update(self, **values):
+        for label, text in zip(self.moving, self._texts(**values)):
+            label.set_text(text)
+            if hasattr(label, "fits"):      # a box's text: fitted to its box again
+                _shrink_to_fit(self.ax, label, self.to_data)
+
+
+def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
+                            n_layers=2):
+    """The encoder-decoder as boxes and arrows, each arrow labelled with the shape of
+    the tensor it carries — shapes read off a real forward pass (`trace_shapes`).
+
+    Returns the Figure.
+    """
+    return EncoderDecoderDiagram(d_ff=d_ff, src_vocab=src_vocab, n_layers=n_layers).figure(
+        batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, tgt_vocab=tgt_vocab)
 
 
 def attention_heatmap(weights, query_labels, key_labels, title="attention weights", ax=None,

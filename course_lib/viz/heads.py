@@ -9,6 +9,8 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 import torch
 
+from .live import LivePlot
+
 __all__ = ["attention_map", "head_maps", "heads_timing_plot", "relation_scores_plot"]
 
 _MARK_STYLES = [dict(marker="o", facecolors="none", edgecolors="tab:orange", linewidths=1.6),
@@ -22,13 +24,19 @@ def _as_square(name, weights):
     return w.numpy()
 
 
+def _label_ticks(ax, labels):
+    """The tokens on both axes of a map (one tick per cell)."""
+    size = 9 if len(labels) <= 16 else 7.5
+    ax.set_xticklabels(labels, rotation=90, fontsize=size)
+    ax.set_yticklabels(labels, fontsize=size)
+
+
 def _draw_map(ax, w, labels, title, marks):
     n = w.shape[0]
     im = ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
     ax.set_xticks(range(n))
     ax.set_yticks(range(n))
-    ax.set_xticklabels(labels, rotation=90, fontsize=9 if n <= 16 else 7.5)
-    ax.set_yticklabels(labels, fontsize=9 if n <= 16 else 7.5)
+    _label_ticks(ax, labels)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     ax.set_title(title, fontsize=10)
@@ -39,6 +47,87 @@ def _draw_map(ax, w, labels, title, marks):
         rows, cols = np.nonzero(m)
         ax.scatter(cols, rows, s=70, label=name, **style)
     return im
+
+
+class AttentionMaps(LivePlot):
+    """One head's attention map, chosen by example, layer and head (lesson 04's explorer).
+
+    weights: a sequence over layers of (examples, h, n, n) weights, computed once (a slider
+    step runs no model); labels: one list of n token strings per example; marks: optional
+    {name: bool (examples, n, n) masks}, at most two, drawn as rings / squares on the cells
+    where a relation points; title: a function (example=, layer=, head=) -> the map's title.
+
+    Slider values: example, layer, head. The image and the title move; the marks lie on
+    the image, so they move with it. Another example puts other tokens on the ticks, and
+    `tight_layout` follows their widths ('c?' is wider than 'a1'): the layout is computed
+    again (once per example: remembered) and the frame drawn again.
+    """
+
+    figsize = (4.6, 4.4)
+    redraw_on = ("example",)
+
+    def __init__(self, weights, labels, marks=None, title=None):
+        self.weights = [torch.as_tensor(w, dtype=torch.float32).detach().numpy() for w in weights]
+        if not self.weights or any(w.ndim != 4 or w.shape[-1] != w.shape[-2] for w in self.weights):
+            raise ValueError("weights must be a non-empty list of (examples, h, n, n) tensors, got shapes "
+                             f"{[tuple(w.shape) for w in self.weights]}")
+        examples, _, n, _ = self.weights[0].shape
+        if any(w.shape[0] != examples or w.shape[-1] != n for w in self.weights):
+            raise ValueError("all layers must hold the same examples and the same n")
+        self.labels = [list(map(str, ls)) for ls in labels]
+        if len(self.labels) != examples:
+            raise ValueError(f"got {len(self.labels)} label lists for {examples} examples")
+        for ls in self.labels:
+            if len(ls) != n:
+                raise ValueError(f"got {len(ls)} labels for a {n}x{n} map")
+        marks = dict(marks or {})
+        if len(marks) > len(_MARK_STYLES):
+            raise ValueError(f"marks can hold at most {len(_MARK_STYLES)} relations, got {len(marks)}")
+        self.marks = {}
+        for name, mask in marks.items():
+            m = torch.as_tensor(mask, dtype=torch.bool)
+            if m.shape != (examples, n, n):
+                raise ValueError(f"mark {name!r} has shape {tuple(m.shape[1:])}, expected {(n, n)}")
+            self.marks[name] = m.numpy()
+        self.title_of = title or (lambda **_: "")
+        self._layouts = {}              # example -> the subplot parameters tight_layout chose
+
+    def check(self, example, layer, head):
+        examples, h = self.weights[0].shape[:2]
+        if not (0 <= example < examples and 0 <= layer < len(self.weights) and 0 <= head < h):
+            raise ValueError(f"example, layer and head must be in 0..{examples - 1}, 0..{len(self.weights) - 1} "
+                             f"and 0..{h - 1}, got {example}, {layer}, {head}")
+
+    def build(self, fig, example, layer, head):
+        ax = self.ax = fig.add_subplot()
+        marks = {name: m[example] for name, m in self.marks.items()}
+        self.image = _draw_map(ax, self.weights[layer][example, head], self.labels[example],
+                               self.title_of(example=example, layer=layer, head=head), marks)
+        fig.colorbar(self.image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+        if marks:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=9, frameon=False)
+        self.rings, self.title = list(ax.collections), ax.title
+        self._defaults = {k: getattr(fig.subplotpars, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
+        self.example = None             # update lays the figure out for its example
+        # The rings and squares lie on the image: drawn after it, they move with it.
+        return [self.image, *self.rings, self.title]
+
+    def update(self, example, layer, head):
+        self.image.set_data(self.weights[layer][example, head])     # its colour scale stays 0..1
+        self.title.set_text(self.title_of(example=example, layer=layer, head=head))
+        if example == self.example:
+            return
+        _label_ticks(self.ax, self.labels[example])
+        for ring, mask in zip(self.rings, self.marks.values()):
+            rows, cols = np.nonzero(mask[example])
+            ring.set_offsets(np.column_stack([cols, rows]))
+        fig = self.ax.figure
+        if example not in self._layouts:    # from the default layout, as a new figure would
+            fig.subplots_adjust(**self._defaults)
+            fig.tight_layout()
+            self._layouts[example] = {k: getattr(fig.subplotpars, k) for k in self._defaults}
+        fig.subplots_adjust(**self._layouts[example])
+        self.example = example
 
 
 def attention_map(weights, labels=None, title="", marks=None):
@@ -54,13 +143,8 @@ def attention_map(weights, labels=None, title="", marks=None):
         raise ValueError(f"got {len(labels)} labels for a {len(w)}x{len(w)} map")
     if marks is not None and len(marks) > len(_MARK_STYLES):
         raise ValueError(f"marks can hold at most {len(_MARK_STYLES)} relations, got {len(marks)}")
-    fig, ax = plt.subplots(figsize=(4.6, 4.4))
-    im = _draw_map(ax, w, labels, title, marks)
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
-    if marks:
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=9, frameon=False)
-    fig.tight_layout()
-    return fig
+    marks = {name: torch.as_tensor(m, dtype=torch.bool)[None] for name, m in (marks or {}).items()}
+    return AttentionMaps([w[None, None]], [labels], marks, title=lambda **_: title).figure(example=0, layer=0, head=0)
 
 
 def head_maps(maps, labels=None, titles=None, marks=None, suptitle=None):

@@ -54,6 +54,11 @@ class LivePlot:
         """Set the moving artists to `values` (data, text, colours); draw nothing."""
         raise NotImplementedError
 
+    def redraw_frame(self):
+        """Call from `update` when the new values moved the frame (the layout follows the
+        data): the frame is drawn again before the moving artists."""
+        self._background = None
+
     def check(self, **values):
         """Raise ValueError for values the plot cannot draw (the default accepts all)."""
 

@@ -8,8 +8,10 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from .encoder_decoder import attention_heatmap
+from .live import LivePlot
 
 __all__ = [
     "label_smoothing_bars",
@@ -26,6 +28,103 @@ def _check_prob(name, p):
         raise ValueError(f"{name} must be a number in [0, 1), got {p!r}")
 
 
+class LabelSmoothingBars(LivePlot):
+    """The training target for one position, one-hot vs label-smoothed, and the loss
+    floor H(q) against ε (lesson 08's explorer: ε moves).
+
+    vocab_size: V; right: the right token's id; shown: how many tokens the bars show.
+    Slider value: smoothing (ε). What moves: the smoothed bars, their two value labels and
+    the legend (it names ε, and lies over the bars), ε's line, point and value on the
+    right. The one-hot bars and the floor curve (for 101 values of ε) are computed once.
+    The layout (constrained) follows ε: near ε = 0.5 the value on the right reaches past
+    its panel, which then narrows. It is computed here, once per ε, from where a new
+    figure's panels start (the result depends a little on the start), not at each draw;
+    the frame is drawn again only when the panels moved.
+    """
+
+    figsize = (9, 3.6)     # 9 in wide: a widget's figure must fit the notebook column (1366×768 screen) uncut
+
+    def __init__(self, vocab_size=35, right=4, shown=12):
+        from ..experiments.translator import smoothed_targets
+
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
+            raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
+        if not 0 <= right < vocab_size:
+            raise ValueError(f"right must be a token id in [0, {vocab_size}), got {right}")
+        self.vocab_size, self.right, self.shown = vocab_size, right, min(shown, vocab_size)
+        self.label = torch.tensor(right)
+        self.targets = lambda smoothing: smoothed_targets(self.label, vocab_size, smoothing)   # (V,)
+        self.other = next(i for i in range(self.shown) if i != right)
+        self.eps = np.linspace(0, 0.5, 101)
+        self.floor = [_entropy(self.targets(float(e))) for e in self.eps]
+        self._layouts = {}              # ε -> where constrained layout puts the panels
+
+    def check(self, smoothing):
+        _check_prob("smoothing", smoothing)
+
+    def build(self, fig, smoothing):
+        a, b = self.axes = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+        self._start = [(ax.get_position(original=True).frozen(), ax.get_position().frozen()) for ax in self.axes]
+        shown, right = self.shown, self.right
+        x = np.arange(shown)
+        a.bar(x - 0.2, self.targets(0.0)[:shown].numpy(), 0.4, label="one-hot (ε = 0): 0 elsewhere", color="#bbbbbb")
+        self.bars = a.bar(x + 0.2, self.targets(smoothing)[:shown].numpy(), 0.4, label="smoothed", color="tab:blue")
+        a.set_xticks(x, [str(i) for i in x])
+        # Log scale: the other tokens' share (ε/(V−1) ≈ 0.003 at ε = 0.1) is invisible on a linear axis.
+        a.set_yscale("log")
+        a.set(xlabel=f"token id (first {shown} of V = {self.vocab_size})", ylabel="q(v), log scale",
+              ylim=(1e-4, 3), title=f"target q for right token {right} (log scale)")
+        self.right_value = a.text(right + 0.3, 1.0, "", fontsize=9)
+        self.other_value = a.text(self.other + 0.2, 1.0, "", fontsize=9, ha="center", color="tab:blue")
+        self.legend = a.legend(fontsize=9, loc="center right")      # between the 0.003 bars and the tall one
+        b.plot(self.eps, self.floor, color="tab:blue")
+        self.line = b.axvline(smoothing, color="tab:red", ls=":")
+        (self.point,) = b.plot([smoothing], [0.0], "o", color="tab:red")
+        self.value = b.text(smoothing + 0.01, 0.0, "", va="top", fontsize=9, color="tab:red")
+        b.set(xlabel="smoothing ε", ylabel="loss floor H(q) (nats)", title="lowest reachable loss")
+        # The legend lies over the bars: drawn after them.
+        return [*self.bars, self.right_value, self.other_value, self.legend, self.line, self.point, self.value]
+
+    def update(self, smoothing):
+        q = self.targets(smoothing)
+        for bar, v in zip(self.bars, q[:self.shown].tolist()):
+            bar.set_height(v)
+        self.legend.get_texts()[1].set_text(f"smoothed (ε = {smoothing:g})")
+        top = float(q[self.right])
+        self.right_value.set_y(top * 1.15)
+        self.right_value.set_text(f"{top:.3f}")
+        low = float(q[self.other])
+        self.other_value.set_visible(low > 0)       # ε = 0: no share to name
+        self.other_value.set_y(low * 1.3)
+        self.other_value.set_text(f"{low:.4f}")
+        here = _entropy(q)
+        self.line.set_xdata([smoothing, smoothing])
+        self.point.set_data([smoothing], [here])
+        self.value.set_position((smoothing + 0.01, here))
+        self.value.set_text(f" {here:.3f}")
+        b = self.axes[1]
+        b.relim()                       # ε's line and point count in the limits, as when first drawn
+        b.autoscale_view()
+        self._lay_out(smoothing)
+        frame = ([box.bounds for pair in self._layouts[smoothing] for box in pair], b.get_xlim(), b.get_ylim())
+        if frame != getattr(self, "_frame", None):
+            self._frame = frame
+            self.redraw_frame()     # the panels moved: the kept frame is stale
+
+    def _lay_out(self, smoothing):
+        """Place the panels as constrained layout does for a new figure with this ε."""
+        if smoothing not in self._layouts:
+            for ax, (original, active) in zip(self.axes, self._start):
+                ax._set_position(original, which="original")
+                ax._set_position(active, which="active")
+            ConstrainedLayoutEngine().execute(self.axes[0].figure)
+            self._layouts[smoothing] = [(ax.get_position(original=True).frozen(), ax.get_position().frozen())
+                                        for ax in self.axes]
+        for ax, (original, active) in zip(self.axes, self._layouts[smoothing]):
+            ax._set_position(original, which="original")     # not set_position: that takes the
+            ax._set_position(active, which="active")         # Axes out of get_tightbbox
+
+
 def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
     """The training target for one position: one-hot vs label-smoothed.
 
@@ -33,43 +132,7 @@ def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
     lowest loss a perfect model can reach, H(q) = −Σ q log q, against ε.
     Returns the Figure.
     """
-    from ..experiments.translator import smoothed_targets
-
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
-        raise ValueError(f"vocab_size must be an int >= 2, got {vocab_size!r}")
-    _check_prob("smoothing", smoothing)
-    if not 0 <= right < vocab_size:
-        raise ValueError(f"right must be a token id in [0, {vocab_size}), got {right}")
-    shown = min(shown, vocab_size)
-    label = torch.tensor(right)
-    q = smoothed_targets(label, vocab_size, smoothing)
-    one_hot = smoothed_targets(label, vocab_size, 0.0)
-    # 9 in wide: a widget's figure must fit the notebook column (1366×768 screen) uncut.
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6), gridspec_kw={"width_ratios": [1.6, 1]},
-                               layout="constrained")
-    x = np.arange(shown)
-    a.bar(x - 0.2, one_hot[:shown].numpy(), 0.4, label="one-hot (ε = 0): 0 elsewhere", color="#bbbbbb")
-    a.bar(x + 0.2, q[:shown].numpy(), 0.4, label=f"smoothed (ε = {smoothing:g})", color="tab:blue")
-    a.set_xticks(x, [str(i) for i in x])
-    # Log scale: the other tokens' share (ε/(V−1) ≈ 0.003 at ε = 0.1) is invisible on a linear axis.
-    a.set_yscale("log")
-    a.set(xlabel=f"token id (first {shown} of V = {vocab_size})", ylabel="q(v), log scale",
-          ylim=(1e-4, 3), title=f"target q for right token {right} (log scale)")
-    a.text(right + 0.3, float(q[right]) * 1.15, f"{float(q[right]):.3f}", fontsize=9)
-    other = next(i for i in range(shown) if i != right)
-    if q[other] > 0:
-        a.text(other + 0.2, float(q[other]) * 1.3, f"{float(q[other]):.4f}", fontsize=9, ha="center",
-               color="tab:blue")
-    a.legend(fontsize=9, loc="center right")            # between the 0.003 bars and the tall one
-    eps = np.linspace(0, 0.5, 101)
-    floor = [_entropy(smoothed_targets(label, vocab_size, float(e))) for e in eps]
-    b.plot(eps, floor, color="tab:blue")
-    b.axvline(smoothing, color="tab:red", ls=":")
-    here = _entropy(q)
-    b.plot([smoothing], [here], "o", color="tab:red")
-    b.text(smoothing + 0.01, here, f" {here:.3f}", va="top", fontsize=9, color="tab:red")
-    b.set(xlabel="smoothing ε", ylabel="loss floor H(q) (nats)", title="lowest reachable loss")
-    return fig
+    return LabelSmoothingBars(vocab_size, right, shown).figure(smoothing=smoothing)
 
 
 def _entropy(q):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..viz.encoder_decoder import encoder_decoder_diagram
+from ..viz.encoder_decoder import EncoderDecoderDiagram
 from ._wiring import live_figure
 
 __all__ = ["shapes_explorer"]
@@ -12,17 +12,14 @@ __all__ = ["shapes_explorer"]
 def shapes_explorer():
     """Sliders on batch, n_src, n_tgt, d_model, h and the target vocabulary size.
 
-    Each change runs a fresh model of those sizes and redraws the diagram with the
-    shapes it produced. Returns the widget (`.draw.last_figure` for tests).
+    Each new set of sizes runs a fresh model of those sizes (once: remembered) and shows
+    the shapes it produced; the diagram is drawn once, then only its texts that show a
+    size are drawn again. Returns the widget (`.draw.last_figure` for tests).
     """
-    def update(batch, n_src, n_tgt, d_model, h, tgt_vocab):
-        return encoder_decoder_diagram(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=4 * d_model,
-             tgt_vocab=tgt_vocab, n_layers=2)
-
     # one label width and one control width: the controls line up, the sliders are long enough
     look = dict(style={"description_width": "160px"}, layout={"width": "460px"})
     return live_figure(
-        update,
+        EncoderDecoderDiagram(d_ff=None, n_layers=2),        # d_ff = 4 · d_model
         batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),
         n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", **look),
         n_tgt=W.IntSlider(value=3, min=1, max=12, description="n_tgt (target length)", **look),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..viz.translation import label_smoothing_bars, translation_figure
+from ..viz.translation import LabelSmoothingBars, translation_figure
 from ._wiring import live_figure, show_figure
 
 __all__ = ["translator_widget", "label_smoothing_explorer"]
@@ -48,9 +48,10 @@ def translator_widget(model, data, text="twenty-one"):
 
 
 def label_smoothing_explorer(vocab_size=35, right=4):
-    """A slider on ε: the smoothed target and the loss floor it implies."""
+    """A slider on ε: the smoothed target and the loss floor it implies (the figure is
+    built once; a step draws again only what ε moves)."""
     return live_figure(
-        lambda smoothing: label_smoothing_bars(vocab_size=vocab_size, smoothing=smoothing, right=right),
+        LabelSmoothingBars(vocab_size=vocab_size, right=right),
         smoothing=W.FloatSlider(value=0.1, min=0.0, max=0.5, step=0.02, description="smoothing ε",
                                 style={"description_width": "initial"}),
     )
