@@ -310,9 +310,12 @@ def cmd_lab(args):
 
 def parallel(cores=None):
     """pytest-xdist's options for the tests that may share the machine: one worker per
-    core, at most 4 (each test uses one torch thread); the hub's tests keep one worker."""
+    core, at most 4 (each test uses one torch thread). A test file stays on one worker, so
+    a file's expensive fixtures (the real LLM, a class hub) are built once per file.
+    (`--dist loadgroup` would keep chosen files together, but its grouping does nothing
+    with pytest 9: xdist 3.8 renames a node id pytest 9 no longer reads.)"""
     n = min(4, cores or os.cpu_count() or 1)
-    return ["-n", str(n), "--dist", "loadgroup"] if n > 1 else []
+    return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
 
 
 def pytest_passes(args, system=None):

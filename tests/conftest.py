@@ -75,11 +75,8 @@ LINUX_ONLY = {"test_hub.py", "test_hub_accounts.py", "test_hub_board.py", "test_
 
 def pytest_collection_modifyitems(config, items):
     """nbval cells execute notebooks: they belong to the slow tier, and to the tests that
-    execute whole lessons. The hub's tests skip themselves off Linux, and share one
-    pytest-xdist worker (one hub for the session, its accounts)."""
+    execute whole lessons. The hub's tests skip themselves off Linux."""
     for item in items:
-        if item.fspath.basename in LINUX_ONLY:
-            item.add_marker(pytest.mark.xdist_group("hub"))
         if sys.platform != "linux" and item.fspath.basename in LINUX_ONLY:
             item.add_marker(pytest.mark.skip(reason="the class hub runs on Linux only"))
         if item.fspath.ext == ".ipynb":

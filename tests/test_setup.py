@@ -157,7 +157,7 @@ def test_every_test_pass_is_in_the_test_command():
     assert course.OTHER_MACHINE == OTHER_MACHINE_ENV
     assert course.NON_UTF8.items() <= OTHER_MACHINE_ENV.items()
     assert passes[2][2] == ["tests", "-m", "not browser and not lessons"] + course.parallel()
-    assert course.parallel(1) == [] and course.parallel(2) == ["-n", "2", "--dist", "loadgroup"]
+    assert course.parallel(1) == [] and course.parallel(2) == ["-n", "2", "--dist", "loadfile"]
     assert course.parallel(64)[1] == "4"
     # On Linux the browser test runs the student versions; elsewhere nbclient does.
     assert passes[0][1:] == ({}, ["tests", "-m", "browser"]) and "student versions" in passes[0][0]
