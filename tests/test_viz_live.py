@@ -37,6 +37,25 @@ def assert_same_picture(live, plain, what):
     assert off.sum() <= max(10, off.size // 20000), f"{what}: {off.sum()} of {off.size} pixels differ from the plain figure's"
 
 
+@pytest.fixture
+def full_draws(monkeypatch):
+    """Whole-figure draws (FigureCanvasAgg.draw) from here on: a list, one entry per draw."""
+    draws = []
+    full_draw = FigureCanvasAgg.draw
+    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (draws.append(1), full_draw(self))[1])
+    return draws
+
+
+def assert_walk_matches(plot, values_list, what):
+    """Step the live plot through `values_list`; after each step its picture must be the
+    plain figure's for the same values."""
+    for values in values_list:
+        live = plot(**values)
+        plain = plot.figure(**values)
+        assert_same_picture(live, plain, f"{what} {values}")
+        plt.close(plain)
+
+
 class Line(LivePlot):
     """A toy: y = a·x on a fixed frame; `top` changes the y limit (a redraw), `panels` the layout."""
 
@@ -55,10 +74,8 @@ class Line(LivePlot):
         self.ax.set_ylim(0, top)
 
 
-def test_the_frame_is_drawn_once_and_only_the_moving_artists_after(monkeypatch):
-    draws = []
-    full_draw = FigureCanvasAgg.draw
-    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (draws.append(1), full_draw(self))[1])
+def test_the_frame_is_drawn_once_and_only_the_moving_artists_after(full_draws):
+    draws = full_draws
     plot = TemperatureBars([2.0, 1.0, 0.5], ["a", "b", "c"])
     figures = {id(plot(temperature=t)) for t in np.linspace(0.2, 5, 12)}
     assert len(figures) == 1, "a new figure for each value"
@@ -81,10 +98,8 @@ def test_a_live_figure_is_off_pyplot():
     plt.close("all")
 
 
-def test_redraw_on_draws_the_frame_again_and_rebuild_on_makes_a_new_figure(monkeypatch):
-    draws = []
-    full_draw = FigureCanvasAgg.draw
-    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (draws.append(1), full_draw(self))[1])
+def test_redraw_on_draws_the_frame_again_and_rebuild_on_makes_a_new_figure(full_draws):
+    draws = full_draws
     plot = Line()
     first = plot(a=0.5, top=1.0, panels=1)
     plot(a=0.7, top=1.0, panels=1)

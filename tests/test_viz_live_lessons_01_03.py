@@ -9,28 +9,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from course_lib.viz import rnn  # noqa: E402
 from course_lib.viz.attention import AttentionExplorerPlot, ScalingPlot  # noqa: E402
 from course_lib.viz.positional import SinusoidalOverviewPlot  # noqa: E402
 from course_lib.viz.rnn import GradientNormPlot  # noqa: E402
 
-from test_viz_live import assert_same_picture  # noqa: E402
+from test_viz_live import assert_walk_matches as _walk, full_draws  # noqa: E402,F401
 
 
 @pytest.fixture(autouse=True)
 def _close():
     yield
     plt.close("all")
-
-
-def _walk(plot, values_list, what):
-    for values in values_list:
-        live = plot(**values)
-        plain = plot.figure(**values)
-        assert_same_picture(live, plain, f"{what} {values}")
-        plt.close(plain)
 
 
 def test_scaling_checkbox_and_d_k_together():
@@ -56,10 +47,8 @@ def test_sinusoidal_shapes_and_base_together():
           "03")
 
 
-def test_sinusoidal_shapes_redraw_the_frame_and_the_base_only_blits(monkeypatch):
-    draws = []
-    full_draw = FigureCanvasAgg.draw
-    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (draws.append(1), full_draw(self))[1])
+def test_sinusoidal_shapes_redraw_the_frame_and_the_base_only_blits(full_draws):
+    draws = full_draws
     plot = SinusoidalOverviewPlot()
     fig = plot(d_model=64, length=100, base=1e4)
     for base in (10.0, 100.0, 1e5):

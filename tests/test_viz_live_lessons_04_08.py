@@ -11,7 +11,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 
 from course_lib.viz import encoder_decoder  # noqa: E402
 from course_lib.viz.blocks import LayerProfilePlot  # noqa: E402
@@ -19,29 +18,13 @@ from course_lib.viz.encoder_decoder import EncoderDecoderDiagram  # noqa: E402
 from course_lib.viz.heads import AttentionMaps  # noqa: E402
 from course_lib.viz.translation import LabelSmoothingBars  # noqa: E402
 
-from test_viz_live import assert_same_picture  # noqa: E402
+from test_viz_live import assert_walk_matches as _walk, full_draws  # noqa: E402,F401
 
 
 @pytest.fixture(autouse=True)
 def _close():
     yield
     plt.close("all")
-
-
-@pytest.fixture
-def full_draws(monkeypatch):
-    draws = []
-    full_draw = FigureCanvasAgg.draw
-    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (draws.append(1), full_draw(self))[1])
-    return draws
-
-
-def _walk(plot, values_list, what):
-    for values in values_list:
-        live = plot(**values)
-        plain = plot.figure(**values)
-        assert_same_picture(live, plain, f"{what} {values}")
-        plt.close(plain)
 
 
 def test_label_smoothing_layout_does_not_depend_on_where_the_slider_came_from():

@@ -29,7 +29,7 @@ from course_lib.viz.sampling import SamplePanel, sample_panel  # noqa: E402
 from course_lib.widgets import llm_generation_explorer, sampling_explorer  # noqa: E402
 from course_lib.widgets._wiring import Superseded, figure_png, live_figure  # noqa: E402
 
-from test_viz_live import assert_same_picture  # noqa: E402
+from test_viz_live import assert_same_picture, full_draws  # noqa: E402,F401
 from test_widgets_llm import CHARS, CharTokenizer, SpecialCharTokenizer  # noqa: E402
 
 LABELS = list("ROMEO:\nabcdefghijklmnopqrstuvwxyzABCDFGHIJKLNPQSTUVWXYZ ,.;!?'-&3$")
@@ -44,12 +44,9 @@ PIECES = [" hot", " tired", " far", " busy", "<|endoftext|>", " big", " dangerou
 
 
 @pytest.fixture
-def draws(monkeypatch):
+def draws(full_draws):
     """Whole-figure draws (FigureCanvasAgg.draw) from here on."""
-    calls = []
-    full_draw = FigureCanvasAgg.draw
-    monkeypatch.setattr(FigureCanvasAgg, "draw", lambda self: (calls.append(1), full_draw(self))[1])
-    return calls
+    return full_draws
 
 
 def _sample_values(prompt, T, k, cut, pending):
