@@ -28,13 +28,21 @@ Two wirings are measured:
   wanted version and data-final == "1". Model-driven explorers (lessons 06 and 11)
   also report the first <img> change (something shown) and data-final="1" (filled in).
 
+Live explorers draw ahead while the learner pauses (course_lib/widgets/_look_ahead.py):
+their status also carries `data-drawn-ms`, the kernel's time to draw the picture shown
+(0: it was drawn ahead). The table says how many single presses found their picture
+drawn ahead, and for bursts how long the last picture took to draw and how long the
+burst took to settle beyond that drawing. `--look-ahead both` measures every lesson
+twice in one run, with drawing ahead off (COURSE_LOOK_AHEAD=0 in the kernel's
+environment) and on, so the two can be compared on the same machine at the same time.
+
 Each press and burst is repeated --repeats times (alternating direction, so the
 slider stays inside its range); median and worst are reported, with the machine's
 load average before and after each lesson. Every wait is bounded (--timeout); a
 timeout is reported as such. No timing is asserted anywhere.
 
     .venv-instructor/bin/python benchmarks/widget_latency.py [--lessons 02,03] [--repeats 3] \\
-        [--out benchmarks/results/widget_latency.json]
+        [--look-ahead on|off|both] [--out benchmarks/results/widget_latency.json]
 
 Writes the JSON file and prints a Markdown table.
 """
@@ -135,7 +143,7 @@ _INSTALL_JS = """(box, id) => {
   const status = () => {
     const s = box.querySelector('.course-live-status');
     return s ? {wanted: s.getAttribute('data-wanted'), shown: s.getAttribute('data-shown'),
-                final: s.getAttribute('data-final')} : null;
+                final: s.getAttribute('data-final'), drawn: s.getAttribute('data-drawn-ms')} : null;
   };
   const srcs = () => [...box.querySelectorAll('img')].map(i => i.getAttribute('src') || '');
   const st = {events: [], presses: [], imgs: srcs(), status: JSON.stringify(status())};
@@ -158,7 +166,8 @@ _INSTALL_JS = """(box, id) => {
     if (sj !== st.status) { st.events.push({t, kind: 'status', status: s}); st.status = sj; }
   });
   st.observer.observe(box, {attributes: true, childList: true, subtree: true,
-                            attributeFilter: ['src', 'data-wanted', 'data-shown', 'data-final']});
+                            attributeFilter: ['src', 'data-wanted', 'data-shown', 'data-final',
+                                              'data-drawn-ms']});
   st.onkey = e => { if (e.key === 'ArrowLeft' || e.key === 'ArrowRight')
                       st.presses.push({t: performance.now(), key: e.key}); };
   box.addEventListener('keydown', st.onkey, true);
@@ -287,6 +296,7 @@ class Explorer:
                     updated = e["t"]
                 if filled is None and (_int(s["shown"]) or 0) >= target and s["final"] == "1":
                     filled = e["t"]
+                    res["drawn_ms"] = _int(s.get("drawn"))
             done = updated is not None and filled is not None
             if done or time.monotonic() > deadline:
                 break
@@ -328,6 +338,7 @@ class Explorer:
                         s = e.get("status")
                         if s and s["wanted"] == final and s["shown"] == final and s["final"] == "1":
                             settled = e["t"]
+                            res["drawn_ms"] = _int(s.get("drawn"))
                             break
                     break
             self.page.wait_for_timeout(100)
@@ -391,6 +402,15 @@ def measure_explorer(page, box, key: str, repeats: int = 3, timeout_s: float = 6
     out["first_shown"] = summarise([r.get("first_shown_ms") for r in out["single"]])
     out["filled_in"] = summarise([r.get("filled_in_ms") for r in out["single"]])
     out["burst_settled"] = summarise([r.get("settled_ms") for r in out["bursts"]])
+    # Live explorers say how long the kernel drew the picture shown (0: drawn ahead while
+    # the learner paused): how many presses found theirs drawn, and how long a burst took
+    # beyond drawing its last picture (the target: within 150 ms).
+    drawn = [r.get("drawn_ms") for r in out["single"] if r.get("drawn_ms") is not None]
+    out["drawn_ahead"] = {"n": sum(d == 0 for d in drawn), "of": len(drawn)} if drawn else None
+    out["burst_drawing"] = summarise([r.get("drawn_ms") for r in out["bursts"]])
+    out["burst_beyond_drawing"] = summarise(
+        [r["settled_ms"] - r["drawn_ms"] if r.get("settled_ms") is not None and r.get("drawn_ms") is not None
+         else None for r in out["bursts"]])
     return out
 
 
@@ -448,25 +468,32 @@ def _load(x) -> str:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| lesson | explorer (first slider's label) | one press: median / worst | "
-             "burst of 6, settled: median / worst | model explorers: first shown / filled in | load avg |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| lesson | look-ahead | explorer (first slider's label) | one press: median / worst (drawn ahead) | "
+             "burst of 6, settled: median / worst | burst: its last drawing · settled beyond it | "
+             "model explorers: first shown / filled in | load avg |",
+             "|---|---|---|---|---|---|---|---|"]
     for les in result["lessons"]:
         load = f"{_load(les.get('load_before'))} → {_load(les.get('load_after'))}"
+        mode = les.get("look_ahead", "on")
         if not les["explorers"]:
-            lines.append(f"| {les['lesson']} | (none measured: {'; '.join(les['errors'])[:80]}) | | | | {load} |")
+            lines.append(f"| {les['lesson']} | {mode} | (none measured: {'; '.join(les['errors'])[:80]}) | | | | | {load} |")
         rows = sorted([(ex["index"], ex) for ex in les["explorers"]]
                       + [(sk["index"], sk) for sk in les.get("skipped", [])], key=lambda r: r[0])
         for _, ex in rows:
             if "why" in ex:
                 controls = ", ".join(c for c in ex.get("controls", []) if c) or "?"
-                lines.append(f"| {les['lesson']} | ({controls}: {ex['why']}) | – | – | – | {load} |")
+                lines.append(f"| {les['lesson']} | {mode} | ({controls}: {ex['why']}) | – | – | – | – | {load} |")
                 continue
             model = "–"
             if les["lesson"] in MODEL_LESSONS:
                 model = f"{_pair(ex['first_shown'])} · {_pair(ex['filled_in'])}"
-            lines.append(f"| {les['lesson']} | {ex['label']} | {_pair(ex['one_press'])} | "
-                         f"{_pair(ex['burst_settled'])} | {model} | {load} |")
+            ahead = ex.get("drawn_ahead")
+            ahead = f" ({ahead['n']} of {ahead['of']})" if ahead else ""
+            beyond = "–"
+            if ex.get("burst_drawing") and ex["burst_drawing"]["median"] is not None:
+                beyond = f"{_pair(ex['burst_drawing'])} · {_pair(ex['burst_beyond_drawing'])}"
+            lines.append(f"| {les['lesson']} | {mode} | {ex['label']} | {_pair(ex['one_press'])}{ahead} | "
+                         f"{_pair(ex['burst_settled'])} | {beyond} | {model} | {load} |")
     m = result["machine"]
     lines += ["", f"Times in ms (median / worst of {result['repeats']}), measured in the page "
               f"(performance.now()); Chromium {result.get('chromium', '?')} at "
@@ -476,8 +503,10 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def run(lessons: dict[str, str], repeats: int = 3, timeout_s: float = 60.0, log=print) -> dict:
-    """Measure the explorers of ``lessons`` ({"00": "notebooks/00_....ipynb"}). Returns the result."""
+def run(lessons: dict[str, str], repeats: int = 3, timeout_s: float = 60.0, log=print,
+        look_ahead: str = "on") -> dict:
+    """Measure the explorers of ``lessons`` ({"00": "notebooks/00_....ipynb"}), with drawing
+    ahead on, off, or both (each lesson measured off, then on). Returns the result."""
     from playwright.sync_api import sync_playwright
 
     if not (bs.CHROMIUM.is_file() and os.access(bs.CHROMIUM, os.X_OK)):
@@ -485,15 +514,25 @@ def run(lessons: dict[str, str], repeats: int = 3, timeout_s: float = 60.0, log=
     result = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "machine": machine(), "repeats": repeats, "burst": BURST, "timeout_s": timeout_s,
               "viewport": VIEWPORT, "load_start": load_avg(), "lessons": []}
-    with bs.LabServer() as server, sync_playwright() as pw:
+    modes = ["off", "on"] if look_ahead == "both" else [look_ahead]
+    saved = os.environ.get("COURSE_LOOK_AHEAD")
+    with sync_playwright() as pw:
         browser = bs.launch_chromium(pw)
         result["chromium"] = browser.version
         try:
             for lesson, notebook in lessons.items():
-                result["lessons"].append(
-                    measure_lesson(browser, server, lesson, notebook, repeats, timeout_s, log))
+                for mode in modes:          # the kernels inherit the server's environment
+                    os.environ["COURSE_LOOK_AHEAD"] = "1" if mode == "on" else "0"
+                    with bs.LabServer() as server:
+                        log(f"  look-ahead {mode}:")
+                        r = measure_lesson(browser, server, lesson, notebook, repeats, timeout_s, log)
+                    result["lessons"].append(dict(r, look_ahead=mode))
         finally:
             browser.close()
+            if saved is None:
+                os.environ.pop("COURSE_LOOK_AHEAD", None)
+            else:
+                os.environ["COURSE_LOOK_AHEAD"] = saved
     result["load_end"] = load_avg()
     result["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return result
@@ -509,6 +548,8 @@ def main(argv=None) -> int:
     p.add_argument("--lessons", help="comma-separated lesson numbers (default: every lesson with an explorer)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
+    p.add_argument("--look-ahead", choices=["on", "off", "both"], default="on",
+                   help="drawing ahead in the explorers (both: each lesson off, then on)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--table", type=Path, metavar="JSON", help="only print the table of a saved result")
     args = p.parse_args(argv)
@@ -525,7 +566,8 @@ def main(argv=None) -> int:
     else:
         lessons = available
     print(f"measuring {len(lessons)} lesson(s): {', '.join(lessons)}; load {load_avg()}", flush=True)
-    result = run(lessons, args.repeats, args.timeout, log=lambda s: print(s, flush=True))
+    result = run(lessons, args.repeats, args.timeout, log=lambda s: print(s, flush=True),
+                 look_ahead=args.look_ahead)
     table = markdown(result)
     result["table"] = table
     args.out.parent.mkdir(parents=True, exist_ok=True)

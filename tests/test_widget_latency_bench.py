@@ -56,6 +56,13 @@ def test_widget_latency_benchmark_measures_lesson_00():
         for stat in ("median", "worst"):
             assert isinstance(summary[stat], numbers.Real) and summary[stat] >= 0, (key, summary)
 
+    # In a real kernel the explorer drew the next value while the benchmark waited (1 s of
+    # quiet before each press): the press found it drawn; the burst's last value (6 steps
+    # away) was drawn after the presses, and the status said how long that took.
+    if ex["wiring"] == "live":
+        assert ex["drawn_ahead"] == {"n": 1, "of": 1}, ex["single"]
+        assert ex["burst_drawing"]["n"] == 1 and ex["burst_beyond_drawing"]["n"] == 1, ex["bursts"]
+
     table = wl.markdown(result)
-    assert table.splitlines()[0].startswith("| lesson | explorer (first slider's label) |")
-    assert "| 00 | temperature T |" in table
+    assert table.splitlines()[0].startswith("| lesson | look-ahead | explorer (first slider's label) |")
+    assert "| 00 | on | temperature T |" in table and "(1 of 1)" in table

@@ -12,18 +12,28 @@ The figure is an `ipywidgets.Image` holding the PNG matplotlib's inline backend 
 show (same dpi, cropped to the ink), so a saved lesson shows its last figure without a
 kernel. Outside a kernel (pytest, scripts) every change is drawn at once, in the caller's
 thread, so tests can set `slider.value` and read `widget.draw.last_figure`.
+
+While the learner pauses, the worker draws ahead: the pictures one step away on every
+control (`_look_ahead.py`), so that the next press is answered with a picture already
+drawn. It does so only in a kernel, for explorers that do not stream, and never while a
+cell runs.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import html
 import io
+import os
 import threading
+import time
+import weakref
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from ..viz.live import is_rendered
+from ._look_ahead import CELLS, Pictures, neighbours, with_serial
 
 __all__ = ["live_figure", "show_figure", "Superseded"]
 
@@ -32,14 +42,19 @@ class Superseded(Exception):
     """A newer value is wanted: the drawing for this one is dropped."""
 
 
-def _in_kernel():
-    """Whether we run inside a Jupyter kernel (where comm messages arrive)."""
+def _kernel_shell():
+    """The IPython shell of the Jupyter kernel we run in (comm messages arrive), or None."""
     try:
         from IPython import get_ipython
     except ImportError:                       # pragma: no cover - IPython comes with ipywidgets
-        return False
+        return None
     shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
+    return shell if shell is not None and getattr(shell, "kernel", None) is not None else None
+
+
+def _in_kernel():
+    """Whether we run inside a Jupyter kernel."""
+    return _kernel_shell() is not None
 
 
 def figure_png(fig, pad=10, serial=None):
@@ -68,13 +83,8 @@ def figure_png(fig, pad=10, serial=None):
     if rows.size:
         rgb = rgb[max(rows[0] - pad, 0):rows[-1] + pad + 1, max(cols[0] - pad, 0):cols[-1] + pad + 1]
     out = io.BytesIO()
-    info = None
-    if serial is not None:
-        from PIL.PngImagePlugin import PngInfo
-        info = PngInfo()
-        info.add_text("course-live-figure", str(serial))
-    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1, pnginfo=info)
-    return out.getvalue()
+    Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1)
+    return out.getvalue() if serial is None else with_serial(out.getvalue(), serial)
 
 
 class _Drawn:
@@ -92,13 +102,25 @@ class LiveFigure(W.VBox):
     final Figure. `show` raises `Superseded` once a newer value is wanted; `show()`
     only checks that (call it often in a long computation).
     The status line carries `data-wanted` (changes received), `data-shown` (the change
-    the figure shows) and `data-final` (0 while a streaming answer fills in).
+    the figure shows), `data-final` (0 while a streaming answer fills in) and
+    `data-drawn-ms` (the ms from starting to draw it to sending it; 0: drawn ahead).
+    `look_ahead` (default: in a kernel, unless it streams) draws the pictures one step
+    away while the controls rest (see the module doc); it needs `threaded`.
     """
 
-    def __init__(self, draw, controls, streams=False, threaded=None):
+    LOOK_AHEAD_AFTER_S = 0.15   # the controls and the cells this still: the learner pauses
+
+    def __init__(self, draw, controls, streams=False, threaded=None, look_ahead=None):
         self._viz, self._streams = draw, streams
         self._controls = dict(controls)
         self._threaded = _in_kernel() if threaded is None else threaded
+        if look_ahead is None:          # COURSE_LOOK_AHEAD=0: never (e.g. a hub short of CPU)
+            look_ahead = self._threaded and not streams and _in_kernel() and \
+                os.environ.get("COURSE_LOOK_AHEAD", "1") != "0"
+        if look_ahead and (streams or not self._threaded):
+            raise ValueError("look_ahead needs threaded=True and streams=False")
+        self._pictures = Pictures() if look_ahead else None
+        self._ahead, self._touched, self._direction, self._changed_at = [], None, 1, 0.0
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto", align_self="flex-start"))
         self.status = W.HTML()
         super().__init__(list(self._controls.values()) + [self.image, self.status])
@@ -108,10 +130,16 @@ class LiveFigure(W.VBox):
         self._lock = threading.Condition()
         self._status_lock = threading.Lock()
         self._wanted = self._shown = self._serial = 0
-        self._final, self._busy, self._worker = True, False, None
+        self._started, self._drawn_ms = time.perf_counter(), 0   # how long the shown picture took
+        self._final, self._busy, self._worker, self._stopping = True, False, None, False
         for control in self._controls.values():
             control.observe(self._on_change, names="value")
+        if self._pictures is not None and _in_kernel():
+            CELLS.watch(_kernel_shell())
         self._render(0)                 # the first figure, drawn before the cell ends
+        if self._pictures is not None:
+            with self._lock:
+                self._start_worker()    # it draws ahead once the cell (and Run All) is done
 
     def values(self):
         """The controls' current values, by name."""
@@ -123,7 +151,12 @@ class LiveFigure(W.VBox):
         return "[an explorer (sliders over a figure): run this cell to bring it to life]"
 
     def update(self):
-        """Draw again with the controls' current values (as `interactive.update` does)."""
+        """Draw again with the controls' current values (as `interactive.update` does);
+        the pictures drawn ahead are forgotten (what they show may have changed)."""
+        if self._pictures is not None:
+            with self._lock:
+                self._pictures.clear()
+                self._ahead = []
         self._on_change(None)
 
     def _up_to_date(self):
@@ -136,10 +169,18 @@ class LiveFigure(W.VBox):
             self.status.value = (
                 f'<span class="course-live-status" data-wanted="{self._wanted}" '
                 f'data-shown="{self._shown}" data-final="{int(self._final)}" '
+                f'data-drawn-ms="{self._drawn_ms}" '
                 f'style="color:{colour}; font-size:90%">{html.escape(text)}</span>')
 
-    def _on_change(self, _change):
+    def _on_change(self, change):
         with self._lock:
+            self._changed_at = time.monotonic()
+            if change is not None:          # which control moved, which way: looked ahead first
+                self._touched = next((n for n, c in self._controls.items() if c is change["owner"]), None)
+                try:
+                    self._direction = 1 if change["new"] >= change["old"] else -1
+                except TypeError:           # not ordered (a menu of strings): up first
+                    self._direction = 1
             self._wanted += 1
             version = self._wanted
             if self._threaded:
@@ -150,28 +191,47 @@ class LiveFigure(W.VBox):
         else:
             self._render(version)
 
-    def _display(self, fig, version, final):
-        """Show `fig` as the figure of change number `version`."""
+    def _display(self, fig, version, final, values=None):
+        """Show `fig` as the figure of change number `version` (drawn for `values`)."""
+        png = figure_png(fig)
+        plt.close(fig)                  # pyplot forgets it: the inline backend never shows it twice
+        self.draw.last_figure = fig
+        if final and values is not None and self._pictures is not None:
+            with self._lock:
+                self._pictures.keep(values, png)
+        self._drawn_ms = round(1000 * (time.perf_counter() - self._started))
+        self._show_png(png, version, final, values)
+
+    def _show_png(self, png, version, final, values=None):
         # A serial number in every PNG: JupyterLab's widget manager drops an Image value
         # equal to one it showed before (seen in Chromium: T 1.00 -> 1.12 -> 1.00 left the
         # 1.12 figure on screen), so the same picture drawn again must be new bytes.
         self._serial += 1
-        png = figure_png(fig, serial=self._serial)
-        plt.close(fig)                  # pyplot forgets it: the inline backend never shows it twice
-        self.draw.last_figure = fig
-        self.image.value = png
+        self.image.value = with_serial(png, self._serial)
         self._shown, self._final = version, final
+        if final and values is not None and self._pictures is not None:
+            with self._lock:            # what to draw ahead from here
+                self._ahead = [v for v in neighbours(self._controls, self._touched, self._direction)
+                               if v not in self._pictures]
         self._set_status()
 
     def _render(self, version):
         """Draw change number `version` with the current values; drop it once stale."""
+        self._started = time.perf_counter()
         values = self.values()
+        if self._pictures is not None:
+            with self._lock:
+                png = self._pictures.get(values)
+            if png is not None:         # drawn ahead (or shown before): sent at once
+                self._drawn_ms = 0
+                self._show_png(png, version, True, values)
+                return
         try:
             fig = self._draw_once_more_if_closed(values, version)
             if version != self._wanted:
                 plt.close(fig)
                 raise Superseded
-            self._display(fig, version, final=True)
+            self._display(fig, version, final=True, values=values)
         except Superseded:
             pass
         except Exception as error:      # a bad value: say so, keep the last figure
@@ -214,18 +274,64 @@ class LiveFigure(W.VBox):
         if self._worker is None:
             self._worker = threading.Thread(target=self._work, name="course-live-figure", daemon=True)
             self._worker.start()
+            _WORKING.add(self)
+
+    def _stop(self, timeout):
+        """Let the worker finish what it draws, then end (at exit: see `_stop_workers`)."""
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join(timeout)
 
     def _work(self):
-        """The worker: whenever the figure is behind, draw the newest change."""
+        """The worker: whenever the figure is behind, draw the newest change; while the
+        learner pauses, draw ahead (one picture at a time, so a new change waits for at
+        most one drawing)."""
         while True:
             with self._lock:
                 self._busy = False
                 self._lock.notify_all()
-                while self._up_to_date():
-                    self._lock.wait()
+                ahead = None
+                while self._up_to_date() and ahead is None and not self._stopping:
+                    pause = self._look_ahead_pause()
+                    if pause is None or pause > 0:
+                        self._lock.wait(pause)
+                    else:
+                        ahead = self._ahead.pop(0)
+                if self._stopping:
+                    return
                 self._busy = True
                 version = self._wanted
-            self._render(version)
+            if ahead is None:
+                self._render(version)
+            else:
+                self._draw_ahead(ahead)
+
+    def _look_ahead_pause(self):
+        """Seconds until the worker may draw ahead (0: now); None: nothing to draw ahead.
+        Called with the lock held."""
+        if self._pictures is None:
+            return None
+        while self._ahead and self._ahead[0] in self._pictures:
+            self._ahead.pop(0)
+        if not self._ahead:
+            return None
+        still = time.monotonic() - self._changed_at
+        if CELLS.shells:                # in a kernel: no cell running either
+            still = min(still, CELLS.idle_for())
+        return max(0.0, self.LOOK_AHEAD_AFTER_S - still)
+
+    def _draw_ahead(self, values):
+        """Draw the picture for `values` (one step away) and keep it; show nothing."""
+        try:
+            fig = self._draw_once_more_if_closed(values, None)
+            png = figure_png(fig)
+            plt.close(fig)
+        except Exception:               # a value the figure refuses: said when it is chosen
+            return
+        with self._lock:
+            self._pictures.keep(values, png)
 
     def wait(self, timeout=30.0):
         """Block until the figure shows the latest change (True), or `timeout` s pass."""
@@ -233,13 +339,27 @@ class LiveFigure(W.VBox):
             return self._lock.wait_for(lambda: self._up_to_date() and not self._busy, timeout)
 
 
-def live_figure(viz_fn, streams=False, threaded=None, **controls):
+_WORKING = weakref.WeakSet()       # the explorers with a worker thread
+
+
+@atexit.register
+def _stop_workers(timeout=5.0):
+    """At exit (a kernel shut down or restarted), let each worker finish its drawing
+    before Python finalises: a daemon thread stopped inside matplotlib's C++ code aborts
+    the process ("terminate called without an active exception")."""
+    for widget in list(_WORKING):
+        widget._stop(timeout)
+
+
+def live_figure(viz_fn, streams=False, threaded=None, look_ahead=None, **controls):
     """The controls, then the figure `viz_fn(**values)` draws, kept up to date.
 
     viz_fn returns a matplotlib Figure (or, with streams=True, is called as
-    viz_fn(show, **values), see `LiveFigure`). Returns the `LiveFigure` widget.
+    viz_fn(show, **values), see `LiveFigure`); it must depend on the values only (the
+    pictures drawn ahead are kept: call the widget's `update()` when something else
+    changed). Returns the `LiveFigure` widget.
     """
-    return LiveFigure(viz_fn, controls, streams=streams, threaded=threaded)
+    return LiveFigure(viz_fn, controls, streams=streams, threaded=threaded, look_ahead=look_ahead)
 
 
 def show_figure(viz_fn):
