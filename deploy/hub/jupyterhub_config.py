@@ -82,6 +82,9 @@ if os.geteuid() == 0 and not ISOLATED:
 c.Spawner.environment = {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",   # the course never downloads
     "OMP_NUM_THREADS": env.get("COURSE_HUB_THREADS", "1"),  # many kernels share few cores
+    # Explorers draw the next slider values ahead while a learner pauses: CPU a shared
+    # machine may not have to spare (COURSE_HUB_LOOK_AHEAD=1 turns it on).
+    "COURSE_LOOK_AHEAD": env.get("COURSE_HUB_LOOK_AHEAD", "0"),
 }
 if ISOLATED:   # the servers' venv first; nothing of the hub's own environment
     c.Spawner.environment.update({"PATH": f"{SERVERS_BIN}:/usr/local/bin:/usr/bin:/bin",
