@@ -38,7 +38,8 @@ environment) and on, so the two can be compared on the same machine at the same 
 
 Each press and burst is repeated --repeats times (alternating direction, so the
 slider stays inside its range); median and worst are reported, with the machine's
-load average before and after each lesson. Every wait is bounded (--timeout); a
+load average before and after each lesson (`--quiet-load 1` first waits, after each
+lesson's run, until the 1-minute load average is below 1). Every wait is bounded (--timeout); a
 timeout is reported as such. No timing is asserted anywhere.
 
     .venv-instructor/bin/python benchmarks/widget_latency.py [--lessons 02,03] [--repeats 3] \\
@@ -68,6 +69,7 @@ import browser_support as bs  # noqa: E402
 VIEWPORT = {"width": 1366, "height": 768}
 BURST = 6
 QUIET_S = 1.0                 # "settled": nothing changed for this long, kernel idle
+QUIET_LOAD_MAX_S = 180.0      # --quiet-load: the longest wait for the load to fall
 MODEL_LESSONS = {"06", "11"}  # explorers that run a model: first shown / filled in
 RUN_ALL_TIMEOUT_MS = 600_000
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "widget_latency.json"
@@ -414,8 +416,17 @@ def measure_explorer(page, box, key: str, repeats: int = 3, timeout_s: float = 6
     return out
 
 
+def wait_for_load(below: float, at_most_s: float = QUIET_LOAD_MAX_S) -> float:
+    """Sleep until the 1-minute load average is below `below` (at most `at_most_s`);
+    returns the seconds waited. Where there is no load average (Windows), returns 0."""
+    start = time.monotonic()
+    while (load_avg() or [0.0])[0] >= below and time.monotonic() - start < at_most_s:
+        time.sleep(2)
+    return round(time.monotonic() - start, 1)
+
+
 def measure_lesson(browser, server, lesson: str, notebook: str, repeats: int, timeout_s: float,
-                   log=print) -> dict:
+                   log=print, quiet_load: float | None = None) -> dict:
     res = {"lesson": lesson, "notebook": notebook, "load_start": load_avg(), "explorers": [],
            "skipped": [], "errors": []}
     context = browser.new_context(viewport=VIEWPORT)
@@ -427,6 +438,8 @@ def measure_lesson(browser, server, lesson: str, notebook: str, repeats: int, ti
         bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
         res["run_all_s"] = round(time.monotonic() - t, 1)
         bs.wait_widgets_rendered(page, timeout_ms=int(timeout_s * 1000))
+        if quiet_load is not None:      # the lesson's own run is load too: let it pass
+            res["waited_for_load_s"] = wait_for_load(quiet_load)
         res["load_before"] = load_avg()
         boxes = bs.interact_widgets(page)
         log(f"  {notebook}: ran in {res['run_all_s']} s, {boxes.count()} explorer(s), load {res['load_before']}")
@@ -504,7 +517,7 @@ def markdown(result: dict) -> str:
 
 
 def run(lessons: dict[str, str], repeats: int = 3, timeout_s: float = 60.0, log=print,
-        look_ahead: str = "on") -> dict:
+        look_ahead: str = "on", quiet_load: float | None = None) -> dict:
     """Measure the explorers of ``lessons`` ({"00": "notebooks/00_....ipynb"}), with drawing
     ahead on, off, or both (each lesson measured off, then on). Returns the result."""
     from playwright.sync_api import sync_playwright
@@ -525,7 +538,8 @@ def run(lessons: dict[str, str], repeats: int = 3, timeout_s: float = 60.0, log=
                     os.environ["COURSE_LOOK_AHEAD"] = "1" if mode == "on" else "0"
                     with bs.LabServer() as server:
                         log(f"  look-ahead {mode}:")
-                        r = measure_lesson(browser, server, lesson, notebook, repeats, timeout_s, log)
+                        r = measure_lesson(browser, server, lesson, notebook, repeats, timeout_s, log,
+                                           quiet_load)
                     result["lessons"].append(dict(r, look_ahead=mode))
         finally:
             browser.close()
@@ -550,6 +564,9 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
     p.add_argument("--look-ahead", choices=["on", "off", "both"], default="on",
                    help="drawing ahead in the explorers (both: each lesson off, then on)")
+    p.add_argument("--quiet-load", type=float, metavar="L",
+                   help="after running each lesson, wait (at most %.0f s) until the 1-minute load "
+                        "average is below L before pressing" % QUIET_LOAD_MAX_S)
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--table", type=Path, metavar="JSON", help="only print the table of a saved result")
     args = p.parse_args(argv)
@@ -567,7 +584,7 @@ def main(argv=None) -> int:
         lessons = available
     print(f"measuring {len(lessons)} lesson(s): {', '.join(lessons)}; load {load_avg()}", flush=True)
     result = run(lessons, args.repeats, args.timeout, log=lambda s: print(s, flush=True),
-                 look_ahead=args.look_ahead)
+                 look_ahead=args.look_ahead, quiet_load=args.quiet_load)
     table = markdown(result)
     result["table"] = table
     args.out.parent.mkdir(parents=True, exist_ok=True)
