@@ -154,11 +154,11 @@ def test_a_burst_is_not_slowed_by_drawing_ahead(kernel):
     viz = SlowViz(0.02)
     slider = W.IntSlider(value=0, min=0, max=20)
     w = live_figure(viz, x=slider)
-    w.LOOK_AHEAD_AFTER_S = 0.5
+    w.LOOK_AHEAD_AFTER_S = 2.0
     kernel.cell_done()
     assert _settled(w)
     drawn_ahead = list(viz.calls)
-    for value in range(2, 12):                     # one change every 0.1 s: never still for 0.5 s
+    for value in range(2, 12):                     # one change every 0.1 s: never still for 2 s
         slider.value = value
         time.sleep(0.1)
     during = [x for x in viz.calls[len(drawn_ahead):] if x not in range(2, 12)]
@@ -302,7 +302,10 @@ def viz(x):                          # slow, inside C++ code that lets other thr
 if sys.argv[1] == "planted":         # the planted mistake: no waiting for the workers at exit
     atexit.unregister(_wiring._stop_workers)
 widget = _wiring.live_figure(viz, threaded=True, look_ahead=True, x=W.IntSlider(value=5, max=10))
-time.sleep(0.3)                     # its worker is drawing ahead now
+deadline = time.monotonic() + 30
+while not widget._busy and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.1)                     # its worker is drawing ahead now, inside torch
 """
 
 
