@@ -15,6 +15,8 @@ A subclass says which artists move and how::
             ...
         def update(self, temperature):           # new data on the moving artists
             ...
+        def describe(self, temperature):         # the figure in words, from the same data
+            ...
 
 `plot.figure(**values)` is the plain figure (pyplot's, shown inline like any other);
 `plot(**values)` is the live one: the same `Figure` object every time, off pyplot, its
@@ -30,6 +32,8 @@ import copy
 import matplotlib.pyplot as plt
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+from .describe import describe as describe_figure
 
 __all__: list = []     # imported from here by name: not re-exported as a figure by course_lib.viz
 
@@ -54,6 +58,16 @@ class LivePlot:
         """Set the moving artists to `values` (data, text, colours); draw nothing."""
         raise NotImplementedError
 
+    def describe(self, **values):
+        """What the figure shows for `values`, in words: a text, or a dict of
+        `course_lib.viz.describe.describe`'s keyword arguments (text, table, extra_values).
+        Called after `update`, so it may read the moving artists' data."""
+        raise NotImplementedError(f"{type(self).__name__} does not describe its figure")
+
+    def _describe(self, fig, values):
+        said = self.describe(**values)
+        describe_figure(fig, **(said if isinstance(said, dict) else {"text": said}))
+
     def redraw_frame(self):
         """Call from `update` when the new values moved the frame (the layout follows the
         data): the frame is drawn again before the moving artists."""
@@ -70,6 +84,7 @@ class LivePlot:
         fig = plt.figure(figsize=self.figsize)
         plot.build(fig, **values)
         plot.update(**values)
+        plot._describe(fig, values)
         return fig
 
     # -- the live figure --------------------------------------------------------------
@@ -88,6 +103,7 @@ class LivePlot:
         elif changed & set(self.redraw_on):
             self._background = None
         self.update(**values)
+        self._describe(fig, values)
         self._values = dict(values)
         canvas = fig.canvas
         if not isinstance(canvas, FigureCanvasAgg):   # pragma: no cover - defensive
