@@ -201,7 +201,19 @@ def _drop_duplicate_params(js):
     return js[:start + 1] + (js[end:] if end >= 0 else "")
 
 
+# bertviz's drop-downs have a visible "Layer:" text that is not their label: a screen reader
+# (and axe-core's select-name rule) finds them unnamed. Each gets the name it shows.
+_SELECT_NAMES = {"layer": "Layer", "att_head": "Head", "filter": "Attention (encoder, decoder or cross)"}
+_SELECT = re.compile(r'<select id="([A-Za-z_]+)"(?![^>]*aria-label)')
+
+
+def _name_selects(vis_html):
+    return _SELECT.sub(lambda m: f'<select id="{m.group(1)}" '
+                                 f'aria-label="{_SELECT_NAMES.get(m.group(1), m.group(1))}"', vis_html)
+
+
 def _page(vis_html, vis_id, view_js, decimals, view):
+    vis_html = _name_selects(vis_html)
     view_js = _shorten_floats(_drop_duplicate_params(view_js), decimals)
     view_js, found = _REQUIRE_CONFIG.subn("", view_js, count=1)
     if found != 1:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+import axe_support
 import browser_support as bs
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -245,6 +246,19 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium, student_version
         bs.scroll_cell_to_top(interacts.first)
         bs.screenshot(page, f"{lesson.stem}-after-slider")
 
+        # 3b. Accessibility (issue 28): what the course put on the page passes axe-core's
+        # WCAG 2.1 A/AA rules, and one explorer is usable with the keyboard and a screen reader.
+        violations = axe_support.audit(page, include=[OUTPUTS])
+        bs.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (bs.ARTIFACTS / f"{lesson.stem}-axe.json").write_text(json.dumps(violations, indent=1), encoding="utf-8")
+        assert not violations, f"axe-core in JupyterLab, the lesson's outputs: {axe_support.summary(violations)}"
+        box = _keyboard_walk(page, interacts, lesson.stem)
+        if lesson.stem == "02_attention":       # what a screen reader's tree holds for it
+            tree = box.aria_snapshot()
+            (bs.ARTIFACTS / f"{lesson.stem}-explorer-aria.yml").write_text(tree, encoding="utf-8")
+            assert re.search(r'slider "d_k"', tree) and re.search(r'img "[^"]*\d', tree) \
+                and re.search(r"status", tree), f"lesson 02's explorer in the accessibility tree:\n{tree}"
+
         # 4. Nothing left half-rendered, nothing logged.
         assert not bs.widget_failure_texts(page), bs.widget_failure_texts(page)
     except BaseException:
@@ -263,6 +277,57 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium, student_version
             f"{lesson.notebook} was modified while the browser test ran"
 
     assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
+
+
+OUTPUTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output"
+
+
+def _numbers(text):
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text)]
+
+
+def _keyboard_walk(page, interacts, stem):
+    """The first explorer with a slider, as a keyboard and screen-reader user meets it: the
+    handle is in the Tab order and named after its label, an arrow key moves it, its value
+    text says "name value", and the live caption (and the picture's alt) then describes
+    the figure for the new value."""
+    for k in range(interacts.count()):
+        box = interacts.nth(k)
+        if bs.sliders(box).count() and box.locator(".course-caption").count():
+            break
+    else:
+        raise AssertionError(f"{stem}: no explorer with a slider and a caption")
+    slider = bs.sliders(box).first
+    handle, caption = slider.locator(".noUi-handle").first, box.locator(".course-caption").first
+    label = slider.locator(".widget-label").first.inner_text().strip()
+    slider.scroll_into_view_if_needed()
+    handle.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")                  # back in the Tab order, onto the same handle
+    assert handle.evaluate("h => h === document.activeElement"), f"{stem}: Tab does not reach {label!r}"
+    assert handle.get_attribute("aria-label") == label, \
+        f"{stem}: slider {label!r} is named {handle.get_attribute('aria-label')!r}"
+    before_caption = caption.inner_text()
+    assert before_caption.strip(), f"{stem}: the explorer's live caption is empty"
+    assert caption.get_attribute("aria-live") == "polite" and caption.get_attribute("role") == "status"
+    key = "ArrowLeft" if float(handle.get_attribute("aria-valuenow")) >= float(handle.get_attribute("aria-valuemax")) \
+        else "ArrowRight"
+    page.keyboard.press(key)
+    page.wait_for_function("([c, t]) => c.textContent !== t", arg=[caption.element_handle(), before_caption],
+                           timeout=WIDGET_UPDATE_TIMEOUT_MS)
+    value = bs.slider_value(slider).strip()
+    assert handle.get_attribute("aria-valuetext") == f"{label} {value}", \
+        f"{stem}: value text {handle.get_attribute('aria-valuetext')!r}, readout {value!r}"
+    img_alt = box.locator("img.widget-image").first.get_attribute("alt")
+    assert img_alt == caption.inner_text(), f"{stem}: the picture's alt {img_alt!r} is not its caption"
+    try:
+        wanted = float(value)
+    except ValueError:                          # a named option: the caption names it
+        assert value in caption.inner_text(), f"{stem}: caption does not name {label} {value}"
+    else:
+        assert any(abs(x - wanted) <= 0.006 * max(1, abs(wanted)) for x in _numbers(caption.inner_text())), \
+            f"{stem}: after {label} -> {value} the caption says {caption.inner_text()!r}"
+    return box
 
 
 # A lesson with a bertviz view that runs quickly (lesson 10: about 30 s).

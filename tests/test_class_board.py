@@ -51,7 +51,8 @@ def test_a_check_records_its_hint_and_the_board_counts_it(tmp_path, monkeypatch,
     assert b.hints[ex.name] == {mistake.hint: 2}
     page = board.render(b, sorted(set(exercises.values())))
     assert f"<b>2 ×</b> <code>{ex.name}</code>" in page
-    assert 'http-equiv="refresh"' in page
+    assert 'id="auto-refresh" checked' in page and "location.reload()" in page   # stoppable refresh
+    assert '<span class="sr">solved, 1 check</span>' in page and '<th scope="row">alice</th>' in page
 
 
 def test_the_last_check_decides_and_a_stub_is_not_yet():

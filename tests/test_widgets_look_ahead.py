@@ -21,6 +21,7 @@ from PIL import Image  # noqa: E402
 
 from course_lib.viz.live import LivePlot  # noqa: E402
 from course_lib.widgets import _look_ahead, _wiring  # noqa: E402
+from course_lib.viz.describe import description  # noqa: E402
 from course_lib.widgets._look_ahead import Pictures, key_of, neighbours, with_serial  # noqa: E402
 from course_lib.widgets._wiring import figure_png, live_figure  # noqa: E402
 
@@ -116,8 +117,9 @@ def test_keys_forget_float_noise_and_pictures_keep_the_latest():
     kept.keep({"x": 1}, b"one")
     kept.keep({"x": 2}, b"two")
     assert kept.get({"x": 1}) == b"one"           # now the most recent
-    kept.keep({"x": 3}, b"three")
+    kept.keep({"x": 3}, b"three", "x is 3")
     assert {"x": 2} not in kept and kept.get({"x": 1}) == b"one" and len(kept) == 2
+    assert kept.text({"x": 3}) == "x is 3" and kept.text({"x": 1}) == "" and kept.text({"x": 2}) == ""
 
 
 # -- the worker ----------------------------------------------------------------------------
@@ -259,6 +261,9 @@ def _walk_with_look_ahead(name):
         assert a.shape == b.shape, f"{name} {w.values()}: shown {a.shape}, plain {b.shape}"
         off = np.abs(a - b).max(axis=2) > 60
         assert off.sum() <= max(10, off.size // 20000), f"{name} {w.values()}: {off.sum()} pixels differ"
+        said = description(plain)       # the caption (alt and live text) says what is shown
+        assert said is not None and w.caption.text == said.text, \
+            f"{name} {w.values()}: caption {w.caption.text!r}, figure says {said and said.text!r}"
         plt.close("all")
 
 
@@ -277,6 +282,19 @@ def test_the_walk_catches_a_picture_kept_under_the_wrong_values(kernel, monkeypa
 
     monkeypatch.setattr(_wiring.LiveFigure, "_draw_ahead", planted)
     with pytest.raises(AssertionError, match="pixels differ"):
+        _walk_with_look_ahead("03")
+    plt.close("all")
+
+
+def test_the_walk_catches_a_caption_kept_from_another_picture(kernel, monkeypatch):
+    """A planted mistake: pictures drawn ahead are kept with the caption of the one shown."""
+    def planted(self, values):
+        fig = self._viz(**values)
+        with self._lock:
+            self._pictures.keep(values, figure_png(fig), self.caption.text)
+
+    monkeypatch.setattr(_wiring.LiveFigure, "_draw_ahead", planted)
+    with pytest.raises(AssertionError, match="caption"):
         _walk_with_look_ahead("03")
     plt.close("all")
 

@@ -6,7 +6,12 @@ Each lesson becomes `<out>/<lesson>.html`, next to an `index.html` that lists th
 and a `mathjax/` folder. Nothing on the pages is fetched from the network:
 
 - **Figures** (PNG outputs) are embedded in the page as base64, and so are images
-  that the prose references (`embed_images`).
+  that the prose references (`embed_images`). A figure's `alt` is its description
+  (`course_lib.viz.describe`: the output's `text/html` or its `alt` metadata; an
+  explorer's picture takes its caption), never nbconvert's placeholder.
+- **Accessibility**: code is highlighted in accessible-pygments' high-contrast style
+  and prompts darkened (WCAG AA contrast); tests/test_accessibility.py audits the pages
+  with axe-core.
 - **LaTeX** is typeset by MathJax 2.7.9 copied from the installed
   `jupyter-server-mathjax` package into `<out>/mathjax/` (nbconvert's default
   loads MathJax from a CDN).
@@ -89,6 +94,18 @@ MathJax.Hub.Queue(function () { document.body.setAttribute("data-mathjax", "done
 /* MathJax's hidden MathML copy (for screen readers) asks for TeX fonts that the
    offline MathJax does not ship (\mathbb -> MathJax_AMS-WEB); it needs no font. */
 .MJX_Assistive_MathML [mathvariant] { font-family: inherit !important; }
+.course-caption { font-size: 0.9em; color: #333; margin: 0.25em 0; }
+/* WCAG 2.1 AA contrast (4.5:1): JupyterLab's prompts and code colours fall short on the
+   cell background; the code takes accessible-pygments' high-contrast light style. */
+.jp-Notebook .jp-InputPrompt, .jp-Notebook .jp-OutputPrompt { color: #3a3a3a !important; opacity: 1 !important; }
+.jp-Notebook .ansi-red-fg { color: #a4161a !important; }
+.jp-Notebook .ansi-green-fg { color: #1e6b1e !important; }
+.jp-Notebook .ansi-cyan-fg { color: #0b5f6b !important; }
+.jp-Notebook .ansi-yellow-fg { color: #6b5000 !important; }
+.jp-Notebook .ansi-blue-fg { color: #1a4fa0 !important; }
+.jp-Notebook .ansi-magenta-fg { color: #8b1c8b !important; }
+.jp-Notebook pre span[style*="color"] { color: #2f4f4f !important; }   /* 256-colour ANSI, inline */
+{{ resources.course_code_css }}
 </style>
 {% endblock extra_css %}
 """
@@ -198,7 +215,7 @@ class StaticWidget:
         return None
 
     def convert(self, model_id: str) -> list:
-        self.controls, self.items = [], []
+        self.controls, self.items, self.alt = [], [], None
         self._walk(model_id, depth=0)
         outputs = []
         if self.controls:
@@ -230,6 +247,9 @@ class StaticWidget:
             return
         if name in _BOXES:
             children = [c for c in (_ref(x) for x in st.get("children", [])) if c]
+            captions = [self.model(c)[1].get("text") for c in children if self.model(c)[0] == "AnyModel"]
+            if any(captions):           # an explorer: its picture's alt is its caption
+                self.alt = next(c for c in captions if c)
             if name == "HBoxModel" and not any(self._has_output(c) for c in children):
                 self.items.append(("html", self._inline_row(children)))
                 return
@@ -241,8 +261,11 @@ class StaticWidget:
         elif name == "ImageModel":             # an explorer's figure (course_lib/widgets/_wiring.py)
             data, fmt = self.buffer(model_id, "value"), st.get("format", "png")
             if data and fmt in ("png", "jpeg", "gif"):
+                alt = {f"image/{fmt}": {"alt": self.alt}} if self.alt else {}
                 self.items.append(("output", nbformat.v4.new_output(
-                    "display_data", data={f"image/{fmt}": data, "text/plain": "<figure>"})))
+                    "display_data", data={f"image/{fmt}": data, "text/plain": "<figure>"}, metadata=alt)))
+        elif name == "AnyModel" and st.get("text"):     # an explorer's caption (widgets/_caption.py)
+            self.items.append(("html", f'<p class="course-caption">{html.escape(st["text"])}</p>'))
         elif name in ("HTMLModel", "HTMLMathModel", "LabelModel"):
             frag = self._leaf_html(name, st)
             if frag:
@@ -378,6 +401,21 @@ def embed_local_images(body: str, path: Path) -> str:
     return _IMG_SRC.sub(embed, body)
 
 
+CODE_STYLE = "a11y-high-contrast-light"     # accessible-pygments: AA contrast for every token
+
+
+def code_css(style=CODE_STYLE) -> str:
+    """CSS for nbconvert's highlighted code in the accessible-pygments `style`, scoped so
+    that it wins over the lab template's colours."""
+    from pygments.formatters import HtmlFormatter
+
+    formatter = HtmlFormatter(style=style)
+    background = formatter.style.background_color
+    rules = formatter.get_style_defs(".jp-Notebook .highlight")
+    return (rules + f"\n.jp-Notebook .jp-InputArea-editor, .jp-Notebook .highlight, "
+            f".jp-Notebook .highlight pre {{ background: {background}; color: #1a1a1a; }}")
+
+
 def _exporter():
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -402,7 +440,8 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
     replace_widgets(nb)
     exporter = exporter or _exporter()
     body, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": _title(nb, path.stem), "path": str(path.parent)}})
+        nb, resources={"metadata": {"name": _title(nb, path.stem), "path": str(path.parent)},
+                       "course_code_css": code_css()})
     for name in lesson_names:   # links between lessons -> the exported pages
         body = re.sub(r'(href="(?:\./)?)' + re.escape(name) + r'\.ipynb(#[^"]*)?"',
                       lambda m: f'{m.group(1)}{name}.html{m.group(2) or ""}"', body)

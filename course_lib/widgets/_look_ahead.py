@@ -91,10 +91,11 @@ def neighbours(controls: dict, touched=None, direction: int = 1) -> list[dict]:
 
 
 class Pictures:
-    """The last `size` pictures drawn (PNG bytes without a serial), by the values' key."""
+    """The last `size` pictures drawn (PNG bytes without a serial) and what each shows in
+    words (the figure's description), by the values' key."""
 
     def __init__(self, size: int = 32):
-        self.size, self._kept = size, OrderedDict()
+        self.size, self._kept, self._texts = size, OrderedDict(), {}
 
     def get(self, values: dict):
         key = key_of(values)
@@ -103,17 +104,24 @@ class Pictures:
             self._kept.move_to_end(key)
         return png
 
+    def text(self, values: dict) -> str:
+        """The description kept with the picture for `values` ("" if none)."""
+        return self._texts.get(key_of(values), "")
+
     def __contains__(self, values: dict) -> bool:
         return key_of(values) in self._kept
 
-    def keep(self, values: dict, png: bytes) -> None:
-        self._kept[key_of(values)] = png
-        self._kept.move_to_end(key_of(values))
+    def keep(self, values: dict, png: bytes, text: str = "") -> None:
+        key = key_of(values)
+        self._kept[key], self._texts[key] = png, text
+        self._kept.move_to_end(key)
         while len(self._kept) > self.size:
-            self._kept.popitem(last=False)
+            old, _ = self._kept.popitem(last=False)
+            self._texts.pop(old, None)
 
     def clear(self) -> None:
         self._kept.clear()
+        self._texts.clear()
 
     def __len__(self):
         return len(self._kept)

@@ -32,7 +32,9 @@ import weakref
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
+from ..viz.describe import description
 from ..viz.live import is_rendered
+from ._caption import FigureCaption
 from ._look_ahead import CELLS, Pictures, neighbours, with_serial
 
 __all__ = ["live_figure", "show_figure", "Superseded"]
@@ -87,6 +89,12 @@ def figure_png(fig, pad=10, serial=None):
     return out.getvalue() if serial is None else with_serial(out.getvalue(), serial)
 
 
+def _text_of(fig):
+    """The figure's description (its alt), or "" when it has none."""
+    desc = description(fig)
+    return desc.text if desc is not None else ""
+
+
 class _Drawn:
     """`widget.draw.last_figure`: the latest figure drawn (what tests inspect)."""
 
@@ -94,7 +102,8 @@ class _Drawn:
 
 
 class LiveFigure(W.VBox):
-    """Controls (children[:-2]), the figure (an Image) and a status line.
+    """Controls (children[:-3]), the figure (an Image), its caption (the figure's
+    description: the picture's alt and a live text, `_caption.py`) and a status line.
 
     `draw(**values)` returns a Figure; with `streams=True` it is called as
     `draw(show, **values)`, calls `show(make_figure)` for each partial answer (a
@@ -122,8 +131,9 @@ class LiveFigure(W.VBox):
         self._pictures = Pictures() if look_ahead else None
         self._ahead, self._touched, self._direction, self._changed_at = [], None, 1, 0.0
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto", align_self="flex-start"))
+        self.caption = FigureCaption()
         self.status = W.HTML()
-        super().__init__(list(self._controls.values()) + [self.image, self.status])
+        super().__init__(list(self._controls.values()) + [self.image, self.caption, self.status])
         self.add_class("widget-interact")
         self.add_class("course-live")
         self.draw = _Drawn()
@@ -193,21 +203,23 @@ class LiveFigure(W.VBox):
 
     def _display(self, fig, version, final, values=None):
         """Show `fig` as the figure of change number `version` (drawn for `values`)."""
-        png = figure_png(fig)
+        png, text = figure_png(fig), _text_of(fig)
         plt.close(fig)                  # pyplot forgets it: the inline backend never shows it twice
         self.draw.last_figure = fig
         if final and values is not None and self._pictures is not None:
             with self._lock:
-                self._pictures.keep(values, png)
+                self._pictures.keep(values, png, text)
         self._drawn_ms = round(1000 * (time.perf_counter() - self._started))
-        self._show_png(png, version, final, values)
+        self._show_png(png, version, final, values, text)
 
-    def _show_png(self, png, version, final, values=None):
+    def _show_png(self, png, version, final, values=None, text=""):
         # A serial number in every PNG: JupyterLab's widget manager drops an Image value
         # equal to one it showed before (seen in Chromium: T 1.00 -> 1.12 -> 1.00 left the
         # 1.12 figure on screen), so the same picture drawn again must be new bytes.
         self._serial += 1
         self.image.value = with_serial(png, self._serial)
+        if text and (final or not self.caption.text):   # a partial answer: said once it is final
+            self.caption.text = text
         self._shown, self._final = version, final
         if final and values is not None and self._pictures is not None:
             with self._lock:            # what to draw ahead from here
@@ -221,10 +233,10 @@ class LiveFigure(W.VBox):
         values = self.values()
         if self._pictures is not None:
             with self._lock:
-                png = self._pictures.get(values)
+                png, text = self._pictures.get(values), self._pictures.text(values)
             if png is not None:         # drawn ahead (or shown before): sent at once
                 self._drawn_ms = 0
-                self._show_png(png, version, True, values)
+                self._show_png(png, version, True, values, text)
                 return
         try:
             fig = self._draw_once_more_if_closed(values, version)
@@ -326,12 +338,12 @@ class LiveFigure(W.VBox):
         """Draw the picture for `values` (one step away) and keep it; show nothing."""
         try:
             fig = self._draw_once_more_if_closed(values, None)
-            png = figure_png(fig)
+            png, text = figure_png(fig), _text_of(fig)
             plt.close(fig)
         except Exception:               # a value the figure refuses: said when it is chosen
             return
         with self._lock:
-            self._pictures.keep(values, png)
+            self._pictures.keep(values, png, text)
 
     def wait(self, timeout=30.0):
         """Block until the figure shows the latest change (True), or `timeout` s pass."""

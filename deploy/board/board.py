@@ -17,6 +17,8 @@ from pathlib import Path
 # Marks every font has (a projector's browser may have no emoji font), with a colour each.
 SOLVED, WRONG, WAITING = "✓", "✗", "·"
 _CLASS = {SOLVED: "ok", WRONG: "wrong", WAITING: "wait"}
+# What each mark means, in words: read by a screen reader, never only a colour.
+_WORDS = {SOLVED: "solved", WRONG: "last check wrong", WAITING: "not yet"}
 
 
 @dataclass
@@ -75,37 +77,57 @@ def build(records: dict[str, dict], exercises: dict[str, str], lesson: str | Non
     return Board(students, chosen, cells, hints, sorted(unreadable))
 
 
+def _cell_html(icon: str, checks: int) -> str:
+    """One cell: the mark (hidden from screen readers) and its meaning in words."""
+    said = _WORDS[icon] + (f", {checks} check{'s' if checks != 1 else ''}" if checks else "")
+    shown = f'<small aria-hidden="true">{checks}</small>' if checks else ""
+    return (f'<td class="c {_CLASS[icon]}"><span aria-hidden="true">{icon}</span>'
+            f'<span class="sr">{said}</span>{shown}</td>')
+
+
 def render(board: Board, lessons: list[str], lesson: str | None = None,
            refresh_s: int = 5) -> str:
     """The page: a lesson filter, the grid, then each exercise's hints by count."""
     e = html.escape
     options = "".join(f'<option value="{e(les)}"{" selected" if les == lesson else ""}>'
                       f'lesson {e(les)}</option>' for les in lessons)
-    head = "".join(f'<th title="lesson {e(les)}">{e(name)}</th>' for les, name in board.exercises)
+    head = "".join(f'<th scope="col" title="lesson {e(les)}">{e(name)}</th>' for les, name in board.exercises)
     rows = []
     for s in board.students:
-        cells = "".join(f'<td class="c {_CLASS[icon]}">{icon}{f"<small>{n}</small>" if n else ""}</td>'
-                        for icon, n in (board.cells[s][name] for _, name in board.exercises))
-        rows.append(f"<tr><th>{e(s)}</th>{cells}</tr>")
+        cells = "".join(_cell_html(icon, n) for icon, n in (board.cells[s][name] for _, name in board.exercises))
+        rows.append(f'<tr><th scope="row">{e(s)}</th>{cells}</tr>')
     hint_items = []
     for _, name in board.exercises:
         for hint, count in board.hints.get(name, Counter()).most_common():
             hint_items.append(f"<li><b>{count} ×</b> <code>{e(name)}</code>: {e(hint) or '(no hint)'}</li>")
     unreadable = (f'<p class="warn">Records unreadable: {e(", ".join(board.unreadable))}</p>'
                   if board.unreadable else "")
-    return f"""<!doctype html><html><head><meta charset="utf-8">
-<meta http-equiv="refresh" content="{refresh_s}"><title>Class board</title>
+    # WCAG 2.2.1: a page that refreshes itself must let the reader stop it (a <meta http-equiv=
+    # "refresh"> cannot be stopped: axe-core's meta-refresh rule); the box turns it off.
+    return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Class board</title>
 <style>body{{font:14px system-ui,sans-serif;margin:1em}}table{{border-collapse:collapse}}
-th,td{{border:1px solid #ccc;padding:2px 6px}}td.c{{text-align:center;font-weight:bold}}
-small{{color:#444;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.wrong{{background:#f6c6c6}}
-.wait{{color:#999}}
+th,td{{border:1px solid #767676;padding:2px 6px}}td.c{{text-align:center;font-weight:bold}}
+small{{color:#333;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.wrong{{background:#f6c6c6}}
+.wait{{color:#555}}.sr{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}}
 thead th{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}}.warn{{color:#a00}}</style>
 </head><body><h1>Class board</h1>
-<form><select name="lesson" onchange="this.form.submit()"><option value="">all lessons</option>{options}</select></form>
-<p>{len(board.students)} students · <span class="ok">{SOLVED}</span> solved ·
-<span class="wrong">{WRONG}</span> last check wrong · {WAITING} not yet
-(small number: checks run) · refreshes every {refresh_s} s</p>{unreadable}
-<table><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
+<form><label for="lesson">Lesson</label> <select id="lesson" name="lesson" onchange="this.form.submit()">
+<option value="">all lessons</option>{options}</select>
+<label><input type="checkbox" id="auto-refresh" checked> refresh every {refresh_s} s</label></form>
+<script>
+(function () {{
+  var box = document.getElementById("auto-refresh");
+  box.checked = sessionStorage.getItem("board-refresh") !== "off";
+  box.addEventListener("change", function () {{ sessionStorage.setItem("board-refresh", box.checked ? "on" : "off"); }});
+  setInterval(function () {{ if (box.checked) location.reload(); }}, {refresh_s * 1000});
+}})();
+</script>
+<p>{len(board.students)} students · <span class="ok">{SOLVED} solved</span> ·
+<span class="wrong">{WRONG} last check wrong</span> · {WAITING} not yet
+(small number: checks run)</p>{unreadable}
+<table><caption>Each student's last check per exercise</caption>
+<thead><tr><th scope="col">student</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
 <h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>
 </body></html>"""
 

@@ -1,0 +1,155 @@
+"""WCAG 2.1 A/AA, measured with axe-core in Chromium (issue 28): the exported lesson pages,
+their index and the class board. (The lessons' outputs and explorers in JupyterLab are
+audited in tests/test_browser.py, after each lesson's Run All, with a keyboard walk.)
+
+Every exported page must have 0 axe-core violations of the rules tagged wcag2a, wcag2aa,
+wcag21a, wcag21aa, one `h1` and no skipped heading level, a language, an `alt` on every
+picture that is not nbconvert's placeholder, and must reflow at 320 CSS px (WCAG 1.4.10:
+nothing but code and wide figures, which scroll in their own box, wider than the page).
+Planted pages check that the audit fails where it should: an image without `alt`, an
+unnamed slider. Results go to test-artifacts/accessibility/.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import axe_support
+import browser_support as bs
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "test-artifacts" / "accessibility"
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+PLACEHOLDER = "No description has been provided for this image"
+
+
+@pytest.fixture(scope="module")
+def pages():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import export_html
+    out = OUT / "html"
+    export_html.export(LESSONS, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    bs.require_chromium()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        chromium = bs.launch_chromium(pw)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _record(name, violations):
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}-axe.json").write_text(json.dumps(violations, indent=1), encoding="utf-8")
+
+
+_STRUCTURE = """() => {
+  const levels = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')]
+      .filter(h => !h.closest('.jp-OutputArea, [data-bertviz-view]')).map(h => +h.tagName[1]);
+  const imgs = [...document.querySelectorAll('img')].map(i => i.getAttribute('alt'));
+  return {levels, imgs, lang: document.documentElement.lang};
+}"""
+
+# What may be wider than a 320 px page at WCAG 1.4.10: code and figures, in boxes that scroll.
+_TOO_WIDE = """() => {
+  const w = document.documentElement.clientWidth;
+  return [...document.querySelectorAll('body *')].filter(e => {
+    const r = e.getBoundingClientRect();
+    if (r.right <= w + 1 || r.width === 0) return false;
+    for (let p = e; p; p = p.parentElement) {
+      const s = getComputedStyle(p);
+      if (p !== e && (s.overflowX === 'auto' || s.overflowX === 'scroll' || s.overflowX === 'hidden')) return false;
+    }
+    return true;
+  }).slice(0, 5).map(e => e.tagName + '.' + e.className);
+}"""
+
+
+@pytest.mark.timeout(900)
+def test_exported_pages_and_index_pass_axe(pages, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    problems, counted = [], {}
+    for path in sorted(pages.glob("*.html")):
+        page.goto(path.as_uri())
+        page.wait_for_function("() => !window.MathJax || document.body.dataset.mathjax === 'done'",
+                               timeout=60_000)
+        violations = axe_support.audit(page)
+        _record(path.stem, violations)
+        counted[path.stem] = sum(len(t) for _, _, t, _ in violations)
+        if violations:
+            problems.append(f"{path.name}: {axe_support.summary(violations)}")
+        found = page.evaluate(_STRUCTURE)
+        levels = found["levels"]
+        if levels.count(1) != 1 or any(b > a + 1 for a, b in zip(levels, levels[1:])):
+            problems.append(f"{path.name}: headings {levels[:12]}… (one h1, no level skipped)")
+        if not found["lang"]:
+            problems.append(f"{path.name}: no lang on <html>")
+        bad_alt = [a for a in found["imgs"] if not a or PLACEHOLDER in a]
+        if bad_alt:
+            problems.append(f"{path.name}: {len(bad_alt)} of {len(found['imgs'])} images without a description")
+    (OUT / "pages-axe-summary.json").write_text(json.dumps({"axe": axe_support.axe_version(page),
+                                                            "violations": counted}, indent=1), encoding="utf-8")
+    page.close()
+    assert len(counted) == len(LESSONS) + 1
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.timeout(300)
+def test_exported_pages_reflow_at_320_px_and_200_percent(pages, browser):
+    """WCAG 1.4.10 (320 CSS px wide, the width of a 1280 px window at 400 %) and 1.4.4
+    (200 %): no figure or control is lost off the page; wide code and figures scroll in
+    their own box."""
+    problems = []
+    for width in (320, 683):                    # 683: a 1366 px screen at 200 %
+        page = browser.new_page(viewport={"width": width, "height": 640})
+        for path in sorted(pages.glob("0[0-9]_*.html"))[:3] + [pages / "index.html"]:
+            page.goto(path.as_uri())
+            wide = page.evaluate(_TOO_WIDE)
+            if wide:
+                problems.append(f"{path.name} at {width} px: {wide}")
+        page.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_class_board_passes_axe(browser):
+    sys.path.insert(0, str(ROOT / "deploy" / "board"))
+    import board
+    records = {"alice": {"attention": {"last": "ok", "attempts": 2}},
+               "bob": {"attention": {"last": "wrong", "attempts": 1, "hint": "softmax over the last axis?"}},
+               "carol": {}}
+    b = board.build(records, {"attention": "02", "positions": "03"}, unreadable=["dave"])
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_content(board.render(b, ["02", "03"]))
+    violations = axe_support.audit(page)
+    _record("class-board", violations)
+    tree = page.locator("table").aria_snapshot()
+    page.close()
+    assert not violations, axe_support.summary(violations)
+    assert "solved" in tree and "last check wrong" in tree and "not yet" in tree, tree
+
+
+@pytest.mark.parametrize("planted, rule", [
+    ('<img src="data:image/png;base64,iVBORw0KGgo=">', "image-alt"),
+    ('<label>d_model</label><div class="noUi-handle" role="slider" tabindex="0" aria-valuenow="64" '
+     'aria-valuemin="8" aria-valuemax="256"></div>', "aria-input-field-name"),
+    ('<label>lesson</label><select><option>02</option></select>', "select-name"),
+])
+def test_the_audit_fails_a_planted_mistake(browser, planted, rule):
+    page = browser.new_page()
+    page.set_content(f'<!doctype html><html lang="en"><head><title>t</title></head>'
+                     f'<body><main><h1>t</h1>{planted}</main></body></html>')
+    found = {v[0] for v in axe_support.audit(page)}
+    page.close()
+    assert rule in found, f"axe-core did not report {rule} on {planted!r}: {found}"
