@@ -1,4 +1,6 @@
 """Figures for lesson 02: attention and self-attention.
+Length: one module per lesson's figures; each figure's description (issue 28) is built
+beside it from the same arrays, which a split would separate.
 
 Plain parameters in, a matplotlib Figure out. `softmax_saturation` is the measurement
 behind the √d_k figures (random queries and keys, statistics of the softmax).
@@ -13,7 +15,9 @@ import numpy as np
 import torch
 from matplotlib import ticker
 
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import BLACK, BLUE, GREY, VERMILLION
 
 __all__ = [
     "lookup_figure",
@@ -32,6 +36,17 @@ def _as_matrix(name, x, cols=None):
     if cols is not None and t.shape[1] != cols:
         raise ValueError(f"{name} must have {cols} columns, got shape {tuple(t.shape)}")
     return t
+
+
+def _num(x):
+    """2 decimals, or 2 significant digits where the value is far from 1 (1.2e-05, 3.4e+03)."""
+    return fmt(x) if x == 0 or 0.01 <= abs(x) < 1000 else f"{x:.1e}"
+
+
+def _top(weights, labels, k=3):
+    """"'animal' 0.60, 'street' 0.12, 'the' 0.08": the k largest weights with their labels."""
+    order = sorted(range(len(weights)), key=lambda i: -weights[i])[:k]
+    return ", ".join(f"'{labels[i]}' {fmt(weights[i])}" for i in order)
 
 
 def _check_labels(name, labels, n):
@@ -61,22 +76,22 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     soft = torch.softmax(scores, dim=0)
 
     fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
-    ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color="tab:blue", zorder=3)
+    ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color=BLUE, zorder=3)
     for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
         ax_p.annotate(f"{lab} (v={val:g})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
-    ax_p.scatter([q[0].item()], [q[1].item()], marker="*", s=220, color="tab:red", zorder=4)
-    ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color="tab:red")
-    ax_p.axhline(0, color="gray", lw=0.6)
-    ax_p.axvline(0, color="gray", lw=0.6)
+    ax_p.scatter([q[0].item()], [q[1].item()], marker="*", s=220, color=VERMILLION, zorder=4)
+    ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color=BLACK)
+    ax_p.axhline(0, color=GREY, lw=0.6)
+    ax_p.axvline(0, color=GREY, lw=0.6)
     ax_p.set(title="keys k_i and the query q", xlabel="feature 1", ylabel="feature 2")
     ax_p.margins(0.25)
 
     pos = torch.arange(len(K), dtype=torch.float32)
     hard_out, soft_out = (hard @ v).item(), (soft @ v).item()   # what each lookup returns
     hard, soft = hard.tolist(), soft.tolist()
-    ax_w.bar((pos - 0.2).tolist(), hard, width=0.4, color="tab:gray",
+    ax_w.bar((pos - 0.2).tolist(), hard, width=0.4, color=GREY, hatch="//", edgecolor="white",
              label=f"hard (argmax): returns {hard_out:.2f}")
-    ax_w.bar((pos + 0.2).tolist(), soft, width=0.4, color="tab:blue",
+    ax_w.bar((pos + 0.2).tolist(), soft, width=0.4, color=BLUE,
              label=f"soft (softmax): returns {soft_out:.2f}")
     for i, p in enumerate(soft):
         ax_w.text(i + 0.2, p + 0.02, f"{p:.2f}", ha="center", fontsize=8)
@@ -85,7 +100,10 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     ax_w.set(ylabel="weight α(q, k_i)", title="lookup weights; output = Σ α_i v_i")
     ax_w.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    return fig
+    best = labels[int(np.argmax(hard))]
+    return describe(fig, f"Query '{query_label}' at ({q[0]:.2f}, {q[1]:.2f}) among {len(K)} keys, scored by q·k: "
+                         f"the hard lookup (argmax) puts weight 1 on '{best}' and returns {hard_out:.2f}; "
+                         f"the soft lookup (softmax) weights {_top(soft, labels, len(K))} and returns {soft_out:.2f}.")
 
 
 def _check_d_k(d_k):
@@ -149,20 +167,28 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
     fig, axes = plt.subplots(2, 2, figsize=(9.5, 6.4), layout="constrained")
     axes = axes.flat
     for ax, (key, title, yscale) in zip(axes, _PANELS):
-        ax.plot(d_values, raw[key], "o-", color="tab:red", label="q·k (no scaling)")
-        ax.plot(d_values, scaled[key], "s-", color="tab:blue", label="q·k / √d_k")
+        ax.plot(d_values, raw[key], "o--", color=VERMILLION, label="q·k (no scaling)")
+        ax.plot(d_values, scaled[key], "s-", color=BLUE, label="q·k / √d_k")
         ax.set_xscale("log", base=2)
         ax.set_yscale(yscale)
         ax.set(xlabel="d_k", title=title)
         ax.grid(True, alpha=0.3)
         _plain_ticks(ax, d_values)
-    axes[1].axhline(1 / n_keys, color="gray", ls=":", lw=1)
-    axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=9, color="0.35")
+    axes[1].axhline(1 / n_keys, color=GREY, ls=":", lw=1)
+    axes[1].text(d_values[0], 1 / n_keys, f" uniform (1/{n_keys})", va="bottom", fontsize=9, color=GREY)
     axes[1].set_ylim(0, 1.05)
-    axes[2].axhline(math.log(n_keys), color="gray", ls=":", lw=1)
-    axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=9, color="0.35")
+    axes[2].axhline(math.log(n_keys), color=GREY, ls=":", lw=1)
+    axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=9, color=GREY)
     axes[0].legend(fontsize=9)
-    return fig
+    at = {key: f"{_num(raw[key][-1])} vs {_num(scaled[key][-1])}" for key, _, _ in _PANELS}
+    text = (f"Softmax over {n_keys} random keys against d_k = {d_values[0]} … {d_values[-1]} (log scale), scores "
+            f"q·k without scaling vs q·k/√d_k: at d_k = {d_values[-1]} the score variance is {at['variance']}, "
+            f"the largest weight {at['max_prob']} (uniform 1/{n_keys} = {fmt(1 / n_keys)}), the entropy "
+            f"{at['entropy']} nats (uniform ln {n_keys} = {fmt(math.log(n_keys))}), the softmax gradient norm "
+            f"{at['grad_norm']}.")
+    rows = [[f"{title}, {name}", *map(_num, stats[key])] for key, title, _ in _PANELS
+            for name, stats in (("q·k", raw), ("q·k/√d_k", scaled))]
+    return describe(fig, text, table=(["statistic", *(f"d_k = {d}" for d in d_values)], rows))
 
 
 D_K_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -217,14 +243,14 @@ class ScalingPlot(LivePlot):
 
     figsize = (11, 3.6)
     _CURVES = (("max_prob", "mean largest weight"), ("grad_norm", "mean ‖∂α/∂s‖"))
-    _SCALINGS = ((False, "tab:red", "no scaling"), (True, "tab:blue", "÷ √d_k"))
+    _SCALINGS = ((False, VERMILLION, "--", "no scaling"), (True, BLUE, "-", "÷ √d_k"))
 
     def __init__(self, n_keys=16, seed=0):
         self.n_keys, self.seed = n_keys, seed
         self.ds = list(D_K_CHOICES)
         # the curves do not depend on the values: {(key, scaled): one statistic per d_k}
         self.curves = {(key, sc): [softmax_saturation(d, sc, n_keys)[key] for d in self.ds]
-                       for key, _ in self._CURVES for sc, _, _ in self._SCALINGS}
+                       for key, _ in self._CURVES for sc, *_ in self._SCALINGS}
 
     def check(self, d_k, scaled):
         _check_d_k(d_k)
@@ -240,8 +266,8 @@ class ScalingPlot(LivePlot):
         self.lines, self.markers = {}, {}
         stats = softmax_saturation(d_k, scaled, n_keys)
         for ax, (key, title) in zip((ax_m, ax_g), self._CURVES):
-            for sc, c, lab in self._SCALINGS:
-                (self.lines[key, sc],) = ax.plot(ds, self.curves[key, sc], "-", color=c, lw=1.2, label=lab)
+            for sc, c, ls, lab in self._SCALINGS:
+                (self.lines[key, sc],) = ax.plot(ds, self.curves[key, sc], ls, color=c, lw=1.2, label=lab)
             # at the chosen d_k: on a curve, so the axis limits are the curves' own
             (self.markers[key],) = ax.plot([d_k], [stats[key]], "o", ms=9)
             ax.set_xscale("log", base=2)
@@ -258,7 +284,7 @@ class ScalingPlot(LivePlot):
     def update(self, d_k, scaled):
         std, p = _one_query(d_k, bool(scaled), self.n_keys, self.seed)
         label = "q·k / √d_k" if scaled else "q·k (no scaling)"
-        color = "tab:blue" if scaled else "tab:red"
+        color = BLUE if scaled else VERMILLION
         for bar, height in zip(self.bars, p.tolist()):
             bar.set_height(height)
             bar.set_facecolor(color)
@@ -269,8 +295,18 @@ class ScalingPlot(LivePlot):
         for key, marker in self.markers.items():
             marker.set_data([d_k], [stats[key]])
             marker.set_color(color)
-        for handle, (sc, _, _) in zip(self.legend.legend_handles, self._SCALINGS):
+        for handle, (sc, *_) in zip(self.legend.legend_handles, self._SCALINGS):
             handle.set_alpha(1.0 if sc == scaled else 0.35)    # the legend shows the curves' alpha
+
+    def describe(self, d_k, scaled):
+        std, p = _one_query(d_k, bool(scaled), self.n_keys, self.seed)
+        mine, other = (softmax_saturation(d_k, sc, self.n_keys) for sc in (scaled, not scaled))
+        text = (f"One random query against {self.n_keys} keys with d_k = {d_k}, scores "
+                f"{'q·k/√d_k' if scaled else 'q·k without scaling'}: score std {std:.1f}, largest weight "
+                f"{p.max():.2f} on key {int(p.argmax())}. Averaged over random queries: largest weight "
+                f"{_num(mine['max_prob'])} and gradient norm ‖∂α/∂s‖ {_num(mine['grad_norm'])}, against "
+                f"{_num(other['max_prob'])} and {_num(other['grad_norm'])} {'without' if scaled else 'with'} scaling.")
+        return dict(text=text, extra_values=(other["max_prob"], other["grad_norm"]))
 
 
 def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
@@ -299,11 +335,25 @@ def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="at
     if highlight is not None:
         if not 0 <= highlight < w.shape[0]:
             raise ValueError(f"highlight must be a row index in [0, {w.shape[0]}), got {highlight}")
-        ax.add_patch(plt.Rectangle((-0.5, highlight - 0.5), w.shape[1], 1, fill=False, ec="tab:red", lw=2))
+        ax.add_patch(plt.Rectangle((-0.5, highlight - 0.5), w.shape[1], 1, fill=False, ec=VERMILLION, lw=2))
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    if own_figure:
+    if own_figure:                # drawn into a caller's axes: the caller describes its figure
         fig.tight_layout()        # rotated token labels: keep them inside the figure
+        rows = tokens if w.shape[0] == len(tokens) else [f"query {i}" for i in range(w.shape[0])]
+        text, table = _matrix_words(w, rows, tokens, title)
+        if highlight is not None:
+            text += f" Outlined: query '{rows[highlight]}', {_top(w[highlight].tolist(), tokens)}."
+        describe(fig, text, table=table)
     return fig
+
+
+def _matrix_words(w, rows, cols, title):
+    """The words and table of an attention matrix w (n_q, n_k) with its row and column labels."""
+    i, j = divmod(int(w.argmax()), w.shape[1])
+    sums = "; each row sums to 1" if torch.allclose(w.sum(-1), torch.ones(len(w)), atol=1e-3) else ""
+    text = (f"{title.capitalize()}: {w.shape[0]} queries (rows) over {w.shape[1]} keys (columns), from "
+            f"{fmt(w.min())} to {fmt(w.max())}{sums}. Strongest: query '{rows[i]}' on key '{cols[j]}', {fmt(w[i, j])}.")
+    return text, (["query", *cols], [[r, *v] for r, v in zip(rows, w.tolist())])
 
 
 class AttentionExplorerPlot(LivePlot):
@@ -349,12 +399,20 @@ class AttentionExplorerPlot(LivePlot):
         row, best = w[query].tolist(), int(w[query].argmax())
         for i, (bar, number, p) in enumerate(zip(self.bars, self.numbers, row)):
             bar.set_height(p)
-            bar.set_facecolor("tab:red" if i == best else "tab:blue")
+            bar.set_facecolor(VERMILLION if i == best else BLUE)
             number.set_y(p + 0.015)
             number.set_text(f"{p:.2f}")
         self.title.set_text(f"query “{self.tokens[query]}” attends to …  (T = {temperature:.2f})")
         self.image.set_data(w.numpy())          # the colour scale stays 0..1
         self.outline.set_y(query - 0.5)
+
+    def describe(self, query, temperature):
+        w = torch.as_tensor(np.asarray(self.image.get_array()))
+        tok = self.tokens[query]
+        text, table = _matrix_words(w, self.tokens, self.tokens, "all queries")
+        return dict(text=f"Query '{tok}' at temperature T = {temperature:.2f} attends most to "
+                         f"{_top(w[query].tolist(), self.tokens)} (bars; its row is outlined on the right). " + text,
+                    table=table)
 
 
 def attention_explorer_view(tokens, scores, query=0, temperature=1.0):

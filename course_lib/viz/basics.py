@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import torch
 
+from .describe import fmt
 from .live import LivePlot
+from .palette import BLUE
 
 __all__ = ["softmax_temperature_bars"]
 
@@ -28,7 +30,7 @@ class TemperatureBars(LivePlot):
 
     def build(self, fig, temperature):
         ax = fig.add_subplot()
-        self.bars = ax.bar(self.labels, [0.0] * len(self.labels), color="tab:blue")
+        self.bars = ax.bar(self.labels, [0.0] * len(self.labels), color=BLUE)
         ax.set_ylim(0, 1)
         ax.set_ylabel("probability")
         self.title = ax.set_title("softmax(scores / T), T = 0.00")
@@ -43,6 +45,14 @@ class TemperatureBars(LivePlot):
             text.set_y(v + 0.02)
             text.set_text(f"{v:.2f}")
         self.title.set_text(f"softmax(scores / T), T = {temperature:.2f}")
+
+    def describe(self, temperature):
+        p = [bar.get_height() for bar in self.bars]
+        order = sorted(range(len(p)), key=lambda i: -p[i])
+        said = ", ".join(f"'{self.labels[i]}' {fmt(p[i])}" for i in order[:6])
+        which = "the 6 largest" if len(p) > 6 else "largest first"
+        return (f"Softmax probabilities of {len(p)} scores at temperature T = {temperature:.2f}, "
+                f"{which}: {said}; they sum to 1.")
 
 
 def softmax_temperature_bars(scores, labels=None, temperature: float = 1.0):

@@ -8,11 +8,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import BLACK, BLUE, CYCLE, GREY, LINESTYLES, MARKERS, ORANGE, VERMILLION
 
 __all__ = ["fit_plot", "grad_norm_vs_depth_plot", "loss_curves_plot", "stream_parts_plot", "layer_profile_plot"]
-
-_COLORS = ["tab:red", "tab:blue", "tab:purple", "tab:orange", "tab:green", "tab:brown"]
 
 
 def _np(name, values):
@@ -20,6 +20,17 @@ def _np(name, values):
     if a.size == 0:
         raise ValueError(f"{name} must not be empty")
     return a
+
+
+def _num(v):
+    """A number as the descriptions print it: 2 decimals, or 2 significant digits in
+    scientific notation outside 0.01..1000 (gradient norms span decades)."""
+    v = float(v)
+    return "0" if v == 0 else (fmt(v) if 0.01 <= abs(v) < 1000 else f"{v:.1e}")
+
+
+def _cap(text):
+    return text[:1].upper() + text[1:]
 
 
 def fit_plot(x, target, lines=None, points=None, title="what each model computes"):
@@ -33,25 +44,32 @@ def fit_plot(x, target, lines=None, points=None, title="what each model computes
     if len(x) != len(target):
         raise ValueError(f"x has {len(x)} values but target has {len(target)}")
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(x, target, color="black", lw=2.5, label="target |x|", zorder=1)
-    styles = iter(_COLORS)
+    ax.plot(x, target, color=BLACK, lw=2.5, label="target |x|", zorder=1)
+    order = np.argsort(x, kind="stable")
+    errors, k = {}, 0           # mean |prediction − target| of each model (its points: target at their x)
     for name, (px, py) in (points or {}).items():
         px, py = _np(f"points[{name!r}] x", px), _np(f"points[{name!r}] y", py)
         if len(px) != len(py):
             raise ValueError(f"points[{name!r}] has {len(px)} x values and {len(py)} predictions")
-        ax.scatter(px, py, s=6, alpha=0.35, color=next(styles), label=name, zorder=2)
-    for name, y in (lines or {}).items():
+        ax.scatter(px, py, s=6, alpha=0.35, color=CYCLE[k % 6], marker=MARKERS[k % 7], label=name, zorder=2)
+        errors[name], k = float(np.abs(py - np.interp(px, x[order], target[order])).mean()), k + 1
+    for j, (name, y) in enumerate((lines or {}).items()):
         y = _np(f"lines[{name!r}]", y)
         if len(y) != len(x):
             raise ValueError(f"lines[{name!r}] has {len(y)} values for {len(x)} x values")
-        ax.plot(x, y, lw=2, color=next(styles), label=name, zorder=3)
+        ax.plot(x, y, lw=2, color=CYCLE[k % 6], ls=LINESTYLES[1 + j % 6], label=name, zorder=3)
+        errors[name], k = float(np.abs(y - target).mean()), k + 1
     ax.set_xlabel("x (one position's input)")
     ax.set_ylabel("output")
     ax.set_title(title)
     ax.legend(fontsize=8, markerscale=3)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return fig
+    said = ", ".join(f"{name} {fmt(e)}" for name, e in errors.items())
+    return describe(fig, f"{_cap(title)}: output against x from {fmt(x.min())} to {fmt(x.max())}, the target "
+                         f"(thick black line, from {fmt(target.min())} to {fmt(target.max())}) and {len(errors)} "
+                         f"models. Mean distance from the target: {said}.",
+                    extra_values=[len(errors), *errors.values()])
 
 
 def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first block"):
@@ -67,12 +85,16 @@ def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first bl
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     positive = [v for vals in norms.values() for v in vals if v > 0]
     floor = min(positive) / 10 if positive else 1e-30
-    for (name, vals), color in zip(norms.items(), _COLORS):
-        vals = list(vals)
+    said = []
+    for k, (name, vals) in enumerate(norms.items()):
+        vals, color = list(vals), CYCLE[k % 6]
         if len(vals) != len(depths):
             raise ValueError(f"norms[{name!r}] has {len(vals)} values for {len(depths)} depths")
-        ax.plot(depths, [v if v > 0 else float("nan") for v in vals], marker="o", color=color, label=name)
+        ax.plot(depths, [v if v > 0 else float("nan") for v in vals], marker=MARKERS[k % 7], ls=LINESTYLES[k % 7],
+                color=color, label=name)
         zeros = [d for d, v in zip(depths, vals) if v <= 0]
+        said.append(f"{name}: {_num(vals[0])} at depth {depths[0]}, {_num(vals[-1])} at depth {depths[-1]}"
+                    + (f" (exactly 0, underflow, at depth {', '.join(map(str, zeros))})" if zeros else ""))
         if zeros:
             ax.plot(zeros, [floor] * len(zeros), "v", ms=11, mfc="white", mec=color, mew=1.5, zorder=3,
                     label=f"{name}: exactly 0 (underflow)")
@@ -87,7 +109,9 @@ def grad_norm_vs_depth_plot(depths, norms, title="gradient reaching the first bl
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{_cap(title)}: gradient norm of the first block (log scale) against the number of blocks "
+                         f"(depth). "
+                         f"{'; '.join(said)}.")
 
 
 def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
@@ -107,18 +131,24 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.9 * nrows), sharey=True, squeeze=False)
     finite = [v for c in curves.values() for v in c if np.isfinite(v)]
     top = max(finite) if finite else 1.0
-    for ax, ((name, losses), color) in zip(axes.flat, zip(curves.items(), _COLORS * 3)):
+    said = []
+    for ax, (name, losses) in zip(axes.flat, curves.items()):
         y = np.asarray(list(losses), dtype=float)
         if y.size == 0:
             raise ValueError(f"curves[{name!r}] is empty")
         steps = np.arange(1, len(y) + 1)
-        ax.plot(steps, y, color=color, alpha=0.25, lw=1, label="loss of each step")
+        # Same colours in every panel (the one legend holds for all): faint grey, thick blue.
+        ax.plot(steps, y, color=GREY, alpha=0.45, lw=1, label="loss of each step")
+        end = f"{_num(y[-1])} (last step)"
         if len(y) >= smooth:
-            kernel = np.ones(smooth) / smooth
-            ax.plot(steps[smooth - 1:], np.convolve(y, kernel, mode="valid"), color=color, lw=2,
-                    label=f"mean of the last {smooth} steps")
+            mean = np.convolve(y, np.ones(smooth) / smooth, mode="valid")
+            ax.plot(steps[smooth - 1:], mean, color=BLUE, lw=2, label=f"mean of the last {smooth} steps")
+            end = _num(mean[-1])
+        bad = np.flatnonzero(~np.isfinite(y))
+        said.append(f"{name} diverged (no finite loss) from step {bad[0] + 1}" if bad.size else
+                    f"{name} {end}" + ("" if len({len(c) for c in curves.values()}) == 1 else f" after {len(y)} steps"))
         if chance is not None:
-            ax.axhline(chance, color="gray", ls="--", lw=1, label="chance")
+            ax.axhline(chance, color=BLACK, ls="--", lw=1, label="chance")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylim(0, top * 1.05)
@@ -131,7 +161,11 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return fig
+    chance_words = f", chance {fmt(chance)} (dashed)" if chance is not None else ""
+    steps = len(next(iter(curves.values())))
+    at_end = f"after {steps} steps" if len({len(c) for c in curves.values()}) == 1 else "at the end"
+    return describe(fig, f"{title + ': t' if title else 'T'}raining loss against the step, one panel per run, same "
+                         f"axes{chance_words}. Mean of the last {smooth} steps {at_end}: {'; '.join(said)}.")
 
 
 def stream_parts_plot(names, sizes, title="what each part adds to the residual stream"):
@@ -146,8 +180,10 @@ def stream_parts_plot(names, sizes, title="what each part adds to the residual s
         raise ValueError(f"got {len(names)} names for {len(sizes)} sizes")
     fig, ax = plt.subplots(figsize=(max(6.0, 0.32 * len(names) + 1.5), 3.4))
     kinds = ["embedding" if n == "embedding" else ("attention" if "attn" in n else "FFN") for n in names]
-    colour = {"embedding": "black", "attention": "tab:blue", "FFN": "tab:orange"}
-    ax.bar(range(len(names)), sizes, color=[colour[k] for k in kinds])
+    colour = {"embedding": BLACK, "attention": BLUE, "FFN": ORANGE}
+    hatch = {"embedding": "", "attention": "", "FFN": "//"}       # FFN told apart without colour too
+    ax.bar(range(len(names)), sizes, color=[colour[k] for k in kinds], hatch=[hatch[k] for k in kinds],
+           edgecolor="white", lw=0.5)
     # one label per block, centred under its bars, instead of a tiny rotated label per bar
     blocks = {}
     for i, n in enumerate(names):
@@ -155,13 +191,25 @@ def stream_parts_plot(names, sizes, title="what each part adds to the residual s
         blocks.setdefault(block.replace("block ", ""), []).append(i)
     ax.set_xticks([sum(ix) / len(ix) for ix in blocks.values()], list(blocks), fontsize=9)
     ax.set_xlabel("block")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[k]) for k in colour if k in kinds]
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=colour[k], hatch=hatch[k], edgecolor="white")
+               for k in colour if k in kinds]
     ax.legend(handles, [k for k in colour if k in kinds], fontsize=9, ncol=3)
     ax.set_ylabel("RMS size of the part")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    return fig
+    said = []
+    for kind in colour:
+        ix = [i for i, k in enumerate(kinds) if k == kind]
+        if len(ix) == 1:
+            said.append(f"{kind}{'' if names[ix[0]] == kind else f' ({names[ix[0]]})'} {_num(sizes[ix[0]])}")
+        elif ix:
+            big = max(ix, key=lambda i: sizes[i])
+            said.append(f"{len(ix)} {kind} parts from {_num(sizes[ix].min())} to {_num(sizes[big])} "
+                        f"(largest: {names[big]})")
+    return describe(fig, f"{_cap(title)}: the RMS size (bar height) of each of {len(names)} parts. {'; '.join(said)}.",
+                    table=(["part", "RMS size"], [[n, _num(v)] for n, v in zip(names, sizes)]),
+                    extra_values=[sum(k == kind for k in kinds) for kind in colour])
 
 
 class LayerProfilePlot(LivePlot):
@@ -192,6 +240,7 @@ class LayerProfilePlot(LivePlot):
             raise ValueError(f"grad_norms has {len(g)} values but stream_rms has {len(r)}")
         positive = g[g > 0]
         floor = positive.min() / 10 if positive.size else 1e-30
+        self._g = g
         return np.arange(1, len(g) + 1), np.maximum(g, floor), r     # a zero norm sits at the floor
 
     def check(self, **values):
@@ -200,11 +249,11 @@ class LayerProfilePlot(LivePlot):
     def build(self, fig, **values):
         blocks, shown, r = self._data(**values)
         a1, a2 = self.axes = fig.subplots(1, 2)
-        (self.grad_line,) = a1.plot(blocks, shown, marker="o", color="tab:red")
+        (self.grad_line,) = a1.plot(blocks, shown, marker="o", color=VERMILLION)
         a1.set_yscale("log")
         a1.set_xlabel("block (1 = nearest the input)")
         a1.set_ylabel("gradient norm of its parameters")
-        (self.rms_line,) = a2.plot(blocks, r, marker="o", color="tab:blue")
+        (self.rms_line,) = a2.plot(blocks, r, marker="s", color=BLUE)
         a2.set_yscale("log")
         a2.set_ylim(1e-3, 1e2)
         a2.set_xlabel("block")
@@ -238,6 +287,18 @@ class LayerProfilePlot(LivePlot):
         if where != getattr(self, "_frame_where", None):
             self._frame_where = where
             self.redraw_frame()         # the panels moved: the kept frame is stale
+
+    def describe(self, **values):
+        g, r = self._g, self.rms_line.get_ydata()       # g: the norms (a zero one is drawn at the floor)
+        n, zeros = len(g), int((g <= 0).sum())
+        low = g[g > 0].min() if zeros < n else 0.0
+        title = self.title.get_text() if self.title else ""
+        text = (f"{title + ': o' if title else 'O'}ver {n} blocks (1 = nearest the input; log scales), the gradient "
+                f"norm of each block's parameters goes from {_num(g[0])} at block 1 to {_num(g[-1])} at block {n}"
+                + (f" ({zeros} of them exactly 0, drawn at the bottom)" if zeros else "")
+                + (f", smallest {_num(low)}" if 0 < low < min(g[0], g[-1]) else "")
+                + f"; the RMS of the residual stream after each block from {_num(r[0])} to {_num(r[-1])}.")
+        return dict(text=text, extra_values=[zeros])
 
 
 def layer_profile_plot(grad_norms, stream_rms, title=""):

@@ -4,9 +4,11 @@ from __future__ import annotations
 import functools
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from .describe import describe, fmt
 from .live import LivePlot
 
 __all__ = ["trace_shapes", "encoder_decoder_diagram", "attention_heatmap"]
@@ -298,8 +300,8 @@ class EncoderDecoderDiagram(LivePlot):
         _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
         ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
         self.header = ax.text(0.05, 10.55, _header(**values), fontsize=10.5, weight="bold")
-        ax.text(0.05, 10.2, "every shape below was read off a real forward pass of a model of these sizes; "
-                            "green: the residual x + Sublayer(x) into each Add & Norm",
+        ax.text(0.05, 10.2, "every shape below was read off a real forward pass at these sizes; "
+                            "green side arrows: the residual x + Sublayer(x) into each Add & Norm",
                 fontsize=9, color="#555555")
         fig.tight_layout()
         # The texts that show a size move ("Add & Norm" and the like stay in the frame).
@@ -312,6 +314,18 @@ class EncoderDecoderDiagram(LivePlot):
             label.set_text(text)
             if hasattr(label, "fits"):      # a box's text: fitted to its box again
                 _shrink_to_fit(self.ax, label, self.to_data)
+
+    def describe(self, **values):
+        s, d_ff = self._shapes(**values)
+        t = lambda name: "(" + ", ".join(map(str, s[name])) + ")"     # noqa: E731
+        sizes = ", ".join(f"{k}={v}" for k, v in values.items() if k != "tgt_vocab")
+        return (f"Encoder-decoder, {self.n_layers} layers each, d_ff={d_ff}, with the shapes of a real forward "
+                f"pass for {sizes}, V = {values['tgt_vocab']}. Encoder: source ids {t('src')} → embedding and "
+                f"positional encoding {t('src_in')} → self-attention, weights {t('self_weights')} → feed-forward "
+                f"→ memory {t('memory')}. Decoder: target ids {t('tgt')} → embedding and positional encoding "
+                f"{t('tgt_in')} → masked self-attention, weights {t('masked_weights')} → cross-attention, K and V "
+                f"from memory, weights {t('cross_weights')} → feed-forward {t('decoder_out')} → logits "
+                f"{t('logits')} → softmax {t('probs')}; every sublayer's input is added back before its Add & Norm.")
 
 
 def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
@@ -356,4 +370,28 @@ def attention_heatmap(weights, query_labels, key_labels, title="attention weight
                     ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                             color="white" if v > 0.6 else "black")
     fig.tight_layout()
-    return fig
+    return describe(fig, **_heatmap_words(w.numpy(), query_labels, key_labels, title, ylabel, xlabel))
+
+
+def _row_peaks(w, q_labels, k_labels, most=6):
+    """"'q' → 'k' 0.62; …": each row's largest weight (the `most` largest rows when there
+    are more, in row order)."""
+    w = np.asarray(w, dtype=float)
+    arg, peak = w.argmax(1), w.max(1)
+    rows = range(len(w)) if len(w) <= most else sorted(np.argsort(-peak, kind="stable")[:most].tolist())
+    return "; ".join(f"'{q_labels[i]}' → '{k_labels[arg[i]]}' {fmt(peak[i])}" for i in rows)
+
+
+def _weights_table(w, q_labels, k_labels, corner="query \\ key", prefix=""):
+    """(header, rows) of a weight matrix for `describe`: a row per query."""
+    return ([corner] + [str(k) for k in k_labels],
+            [[f"{prefix}{q}"] + np.asarray(row, dtype=float).tolist() for q, row in zip(q_labels, w)])
+
+
+def _heatmap_words(w, q_labels, k_labels, what, ylabel, xlabel):
+    """`describe`'s text (and, past 20 numbers, the table) for one attention matrix."""
+    n_q, n_k = np.shape(w)
+    most = "" if n_q <= 6 else f" (the 6 strongest of {n_q} rows)"
+    text = (f"{what[:1].upper()}{what[1:]}: rows: {ylabel} ({n_q}), columns: {xlabel} ({n_k}), shaded from 0 to 1. "
+            f"Where each row attends most{most}: {_row_peaks(w, q_labels, k_labels)}.")
+    return dict(text=text, table=_weights_table(w, q_labels, k_labels) if np.size(w) > 20 else None)

@@ -5,10 +5,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.cm import ScalarMappable
-from matplotlib.colors import ListedColormap, Normalize
+from matplotlib.colors import Normalize, to_rgb
 from matplotlib.patches import Patch
 
+from .describe import describe, fmt
+from .encoder_decoder import _row_peaks, _weights_table
 from .live import LivePlot
+from .palette import BLUE, GREEN, ORANGE, PURPLE, SKY, VERMILLION
 
 __all__ = [
     "family_attention_maps",
@@ -18,11 +21,14 @@ __all__ = [
     "draw_attention",
 ]
 
-# one colour per pattern label of course_lib.experiments.head_patterns
+# one colour per pattern label of course_lib.experiments.head_patterns (Okabe-Ito), and a
+# symbol printed in each cell: the pattern is read without telling colours apart
 PATTERN_COLORS = {
-    "previous": "#1f77b4", "next": "#17becf", "self": "#9467bd", "[CLS]": "#d62728",
-    "[SEP]": "#ff7f0e", "broad": "#2ca02c", "mixed": "#c7c7c7",
+    "previous": BLUE, "next": SKY, "self": PURPLE, "[CLS]": VERMILLION,
+    "[SEP]": ORANGE, "broad": GREEN, "mixed": "#DDDDDD",
 }
+PATTERN_SYMBOLS = {"previous": "←", "next": "→", "self": "○", "[CLS]": "C", "[SEP]": "S", "broad": "≈",
+                   "mixed": "–"}
 
 
 def _matrix(name, w):
@@ -61,6 +67,22 @@ def _check_tokens(n_q, n_k, q_tokens, k_tokens):
 def _short(token, most=16):
     """`token`, cut to `most` characters (an ellipsis ends a cut one)."""
     return token if len(token) <= most else token[:most - 1] + "…"
+
+
+def _names(tokens, n, side):
+    """The labels a description uses for n positions: the drawn tokens, or q0, q1, … (k0, …)."""
+    return [str(t) for t in tokens] if tokens is not None else [f"{side}{i}" for i in range(n)]
+
+
+def _panel_words(w, q, k):
+    """"largest weight 0.87 ('3' → '1'), 48% of its weight on keys after the query" (and that share)."""
+    w = np.asarray(w, dtype=float)
+    i, j = np.unravel_index(w.argmax(), w.shape)
+    words = f"largest weight {fmt(w[i, j])} ('{q[i]}' → '{k[j]}')"
+    if w.shape[0] != w.shape[1] or not w.sum() > 0:
+        return words, []
+    later = float(np.triu(w, 1).sum() / w.sum())        # keys after the query: what a causal mask hides
+    return words + f", {100 * later:.0f}% of its weight on keys after the query", [later]
 
 
 def _own_maximum_bar(fig, axes, cmap="Blues"):
@@ -102,7 +124,20 @@ def family_attention_maps(panels, ncols=None, figsize=None):
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     _own_maximum_bar(fig, axes)
-    return fig
+    said, extra, rows, keys = [], [], [], []
+    for p in panels:
+        w = _matrix("weights", p["weights"]).numpy()
+        q, k = _names(p.get("q_tokens"), w.shape[0], "q"), _names(p.get("k_tokens"), w.shape[1], "k")
+        words, later = _panel_words(w, q, k)
+        said.append(f"{p.get('title') or 'untitled'} ({w.shape[0]} × {w.shape[1]}): {words}")
+        extra += later
+        rows += _weights_table(w, q, k, prefix=f"{p.get('title') or 'untitled'}: ")[1]
+        keys.append(k)
+    width = max(map(len, keys))
+    header = ["map: query"] + (keys[0] if all(k == keys[0] for k in keys) else [f"key {j}" for j in range(width)])
+    text = (f"{len(panels)} attention map{'s' if len(panels) > 1 else ''}, rows: queries, columns: keys, each "
+            f"shaded from 0 to its own largest weight. " + "; ".join(said) + ".")
+    return describe(fig, text, table=(header, [r + [""] * (width + 1 - len(r)) for r in rows]), extra_values=extra)
 
 
 class PretrainedHeadMap(LivePlot):
@@ -165,6 +200,15 @@ class PretrainedHeadMap(LivePlot):
         self.image.set_clim(0, max(float(w.max()), 1e-6))          # each head: 0 .. its own maximum
         self.title.set_text(self._title(layer, head))
 
+    def describe(self, sentence, layer, head):
+        w, toks = self.maps[sentence][layer, head], self.tokens[sentence]
+        words, later = _panel_words(w, toks, toks)
+        return dict(text=f"Attention of one head ({self._title(layer, head)}) over a sentence of {len(toks)} "
+                         f"tokens, rows: queries, columns: keys, shaded from 0 up to its {words}. Where each query "
+                         f"attends most{' (the 6 strongest rows)' if len(toks) > 6 else ''}: "
+                         f"{_row_peaks(w, toks, toks)}.",
+                    table=_weights_table(w, toks, toks), extra_values=later)
+
 
 def it_attention_grid(weights, sentences, targets):
     """How much "it" attends to each target word, for every layer and head.
@@ -202,7 +246,19 @@ def it_attention_grid(weights, sentences, targets):
     fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight × 100 (%)")
     fig.suptitle('numbers: the weight from "it" to the word, × 100 (percent of its attention)',
                  fontsize=10)
-    return fig
+    pct = lambda v: f"{100 * float(v):.0f} %"           # noqa: E731 - as the cells print it
+    said, rows = [], []
+    for i in range(n_s):
+        for j in range(n_t):
+            layer, head = np.unravel_index(int(w[i, j].argmax()), (n_layers, n_heads))
+            said.append(f"'it' → '{targets[j]}' ({sentences[i]}): layer {layer}, head {head}, "
+                        f"{pct(w[i, j, layer, head])}")
+            rows += [[f"'it' → '{targets[j]}' ({sentences[i]}), layer {layer}"] + [f"{100 * float(v):.0f}" for v in r]
+                     for layer, r in enumerate(w[i, j])]
+    text = (f"Attention from 'it' to {' and '.join(map(repr, targets))} in percent, per layer ({n_layers}, rows) "
+            f"and head ({n_heads}, columns), in the sentences {' and '.join(map(repr, sentences))}. "
+            f"Strongest head: " + "; ".join(said) + ".")
+    return describe(fig, text, table=(["map, layer"] + [f"head {h}" for h in range(n_heads)], rows))
 
 
 def head_pattern_grid(labels, scores=None, title="what each head does"):
@@ -221,24 +277,46 @@ def head_pattern_grid(labels, scores=None, title="what each head does"):
     grid = np.array([[names.index(lab) for lab in row] for row in labels])
     n_layers, n_heads = grid.shape
     fig, ax = plt.subplots(figsize=(0.55 * n_heads + 2.6, 0.5 * n_layers + 1.2))
-    ax.imshow(grid, cmap=ListedColormap(list(PATTERN_COLORS.values())), vmin=-0.5, vmax=len(names) - 0.5)
-    if scores is not None:
-        for layer in range(n_layers):
-            for head in range(n_heads):
-                lab = labels[layer][head]
-                if lab in scores:
-                    ax.text(head, layer, f"{float(scores[lab][layer, head]):.2f}", ha="center",
-                            va="center", fontsize=8, color="white")
+    # The cells' own colours (an RGB image, no colour map), each with its pattern's symbol
+    ax.imshow(np.array([[to_rgb(PATTERN_COLORS[lab]) for lab in row] for row in labels]))
+    cells = []
+    for layer in range(n_layers):
+        row = []
+        for head in range(n_heads):
+            lab = labels[layer][head]
+            score = f"{float(scores[lab][layer, head]):.2f}" if scores is not None and lab in scores else ""
+            ax.text(head, layer, PATTERN_SYMBOLS[lab] + ("\n" + score if score else ""), ha="center", va="center",
+                    fontsize=8, color=_ink(PATTERN_COLORS[lab]), linespacing=1.0)
+            row.append(f"{lab} {score}".strip())
+        cells.append([f"layer {layer}"] + row)
     ax.set_xticks(range(n_heads))
     ax.set_yticks(range(n_layers))
     ax.set_xlabel("head")
     ax.set_ylabel("layer")
     ax.set_title(title, fontsize=10)
     used = [n for n in names if (grid == names.index(n)).any()]
-    ax.legend(handles=[Patch(color=PATTERN_COLORS[n], label=n) for n in used],
+    ax.legend(handles=[Patch(color=PATTERN_COLORS[n], label=f"{PATTERN_SYMBOLS[n]}  {n}") for n in used],
               loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
-    return fig
+    counts = [int((grid == names.index(n)).sum()) for n in used]
+    text = (f"{title[:1].upper()}{title[1:]}: the pattern of each of the {grid.size} heads ({n_layers} layers × "
+            f"{n_heads} heads), shown by colour and symbol: {', '.join(f'{c} {n}' for c, n in zip(counts, used))}.")
+    if scores is not None:
+        shown = [(float(scores[lab][layer, head]), lab, layer, head) for layer, row in enumerate(labels)
+                 for head, lab in enumerate(row) if lab in scores]
+        if shown:
+            v, lab, layer, head = max(shown)
+            text += (f" The score of its own pattern is printed in each cell; highest: {lab}, layer {layer}, "
+                     f"head {head}, {v:.2f}.")
+    return describe(fig, text, table=(["layer"] + [f"head {h}" for h in range(n_heads)], cells),
+                    extra_values=counts + [grid.size])
+
+
+def _ink(color):
+    """Black or white: whichever keeps more contrast on `color` (WCAG relative luminance)."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(color)]
+    lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return "white" if (1.05 / (lum + 0.05)) > (lum + 0.05) / 0.05 else "black"
 
 
 def similarity_heatmap(similarity, labels, title="cosine similarity of sentence embeddings"):
@@ -261,4 +339,12 @@ def similarity_heatmap(similarity, labels, title="cosine similarity of sentence 
     ax.set_xlabel("sentence #")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    return fig
+    sym = torch.allclose(s, s.T)
+    pairs = sorted((float(s[i, j]), i, j) for i in range(n) for j in range(n) if (i < j if sym else i != j))
+    text = f"{title[:1].upper()}{title[1:]} for {n} sentences (rows; columns by number)"
+    if pairs:
+        (lo, a, b), (hi, c, d) = pairs[0], pairs[-1]
+        text += (f": most similar '{short[c]}' and '{short[d]}' {hi:.2f}; least similar '{short[a]}' and "
+                 f"'{short[b]}' {lo:.2f}")
+    return describe(fig, text + ".", table=_weights_table(s.numpy(), short, range(n), corner="sentence \\ #")
+                    if n * n > 20 else None)

@@ -9,12 +9,16 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter
 import torch
 
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import CYCLE, GREEN, LINESTYLES, MARKERS, ORANGE, PURPLE
 
 __all__ = ["attention_map", "head_maps", "heads_timing_plot", "relation_scores_plot"]
 
-_MARK_STYLES = [dict(marker="o", facecolors="none", edgecolors="tab:orange", linewidths=1.6),
-                dict(marker="s", facecolors="none", edgecolors="tab:green", linewidths=1.6)]
+# Rings and squares, in the colours of the same relations' bars in relation_scores_plot.
+_MARK_STYLES = [dict(marker="o", facecolors="none", edgecolors=ORANGE, linewidths=1.6),
+                dict(marker="s", facecolors="none", edgecolors=GREEN, linewidths=1.6)]
+_MARK_NAMES = ("rings", "squares")
 
 
 def _as_square(name, weights):
@@ -47,6 +51,42 @@ def _draw_map(ax, w, labels, title, marks):
         rows, cols = np.nonzero(m)
         ax.scatter(cols, rows, s=70, label=name, **style)
     return im
+
+
+def _map_words(w, labels, marks):
+    """(phrase, derived numbers) for one map: its largest weights, and how much of a row's
+    weight lies on each relation's marked cells (on average over the rows it marks)."""
+    n = len(w)
+    top = [divmod(int(t), n) for t in np.argsort(-w, axis=None, kind="stable")[:3]]
+    words = "largest weights (query → key) " + ", ".join(f"'{labels[i]}' → '{labels[j]}' {fmt(w[i, j])}"
+                                                          for i, j in top)
+    shares, on = [], []
+    for (name, mask), shape in zip((marks or {}).items(), _MARK_NAMES):
+        m = np.asarray(torch.as_tensor(mask, dtype=torch.bool))
+        if m.any():
+            shares.append(float((w * m).sum(1)[m.any(1)].mean()))
+            on.append(f"{shape} ({name}) {fmt(shares[-1])}")
+    if on:
+        words += "; a row's weight on the marked cells, on average: " + ", ".join(on)
+    return words, shares
+
+
+def _maps_description(maps, labels, titles, marks):
+    """describe()'s arguments for attention maps: a sentence per map, every weight in a table."""
+    n, many = len(labels), len(maps) > 1
+    sums = "; each row sums to 1" if all(np.allclose(w.sum(1), 1, atol=5e-3) for w in maps) else ""
+    said, extra, rows = [], [len(maps)], []
+    for k, (w, title) in enumerate(zip(maps, titles)):
+        words, shares = _map_words(w, labels, marks)
+        name = title or f"map {k + 1}"
+        extra += [*shares, k + 1]
+        said.append(f"'{name}': {words}" if many else words[0].upper() + words[1:])
+        rows += [[f"{name + ', ' if many else ''}{i}: {labels[i]}", *map(float, w[i])] for i in range(n)]
+    what = f"{len(maps)} attention maps, each" if many else f"Attention map{f' {titles[0]!r}' if titles[0] else ''},"
+    text = (f"{what} {n} queries (rows) × {n} keys (columns), colour = weight from 0 to 1{sums}. "
+            f"{'. '.join(said)}. The table lists every weight.")
+    return dict(text=text, table=(["query", *(f"{j}: {lab}" for j, lab in enumerate(labels))], rows),
+                extra_values=extra)
 
 
 class AttentionMaps(LivePlot):
@@ -129,6 +169,11 @@ class AttentionMaps(LivePlot):
         fig.subplots_adjust(**self._layouts[example])
         self.example = example
 
+    def describe(self, example, layer, head):
+        return _maps_description([self.weights[layer][example, head]], self.labels[example],
+                                 [self.title_of(example=example, layer=layer, head=head)],
+                                 {name: m[example] for name, m in self.marks.items()})
+
 
 def attention_map(weights, labels=None, title="", marks=None):
     """One attention map: rows are queries, columns keys, colour = weight in [0, 1].
@@ -180,7 +225,10 @@ def head_maps(maps, labels=None, titles=None, marks=None, suptitle=None):
                    frameon=False)
     if suptitle:
         fig.suptitle(suptitle)
-    return fig
+    said = _maps_description(maps, labels, titles, marks)
+    if suptitle:
+        said["text"] = f"{suptitle}. {said['text']}"
+    return describe(fig, **said)
 
 
 def _label_2_and_5(v, _pos):
@@ -201,11 +249,15 @@ def heads_timing_plot(heads, times, title="multi-head attention, forward pass"):
     if not heads or not times:
         raise ValueError("heads and times must not be empty")
     fig, ax = plt.subplots(figsize=(6, 3.4))
-    for name, ts in times.items():
-        ts = list(ts)
-        if len(ts) != len(heads):
-            raise ValueError(f"times[{name!r}] has {len(ts)} values for {len(heads)} head counts")
-        ax.plot(heads, [1e3 * t for t in ts], marker="o", label=name)
+    said, ratios = [], []
+    for k, (name, ts) in enumerate(times.items()):
+        ms = [1e3 * t for t in ts]
+        if len(ms) != len(heads):
+            raise ValueError(f"times[{name!r}] has {len(ms)} values for {len(heads)} head counts")
+        ax.plot(heads, ms, marker=MARKERS[k % 7], ls=LINESTYLES[k % 7], color=CYCLE[k % 7], label=name)
+        ratios.append(ms[-1] / ms[0] if ms[0] > 0 else float("nan"))
+        said.append(f"{name} {_ms(ms[0])} ms at h = {heads[0]}, {_ms(ms[-1])} ms at h = {heads[-1]}"
+                    + (f" (×{fmt(ratios[-1], 1)})" if ms[0] > 0 else ""))
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -218,7 +270,13 @@ def heads_timing_plot(heads, times, title="multi-head attention, forward pass"):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    return fig
+    return describe(fig, f"{title[:1].upper() + title[1:]}: time per call in ms (log scale) against the number of "
+                         f"heads h (log scale, d_model fixed): {'; '.join(said)}.", extra_values=ratios)
+
+
+def _ms(v):
+    """A time as the description prints it: 2 decimals, or 2 significant digits below 0.01."""
+    return fmt(v) if v == 0 or abs(v) >= 0.01 else f"{v:.1e}"
 
 
 def relation_scores_plot(scores, relations=("previous token", "binding of the same letter"), title=None):
@@ -247,9 +305,10 @@ def relation_scores_plot(scores, relations=("previous token", "binding of the sa
     x = np.arange(len(names))
     width = 0.8 / r
     fig, ax = plt.subplots(figsize=(1.35 * len(names) + 2.8, 3.3))
-    colors = ["tab:orange", "tab:green", "tab:purple"]
+    colors, hatches = [ORANGE, GREEN, PURPLE], ["", "//", ".."]     # the rings' and squares' colours
     for j in range(r):
-        ax.bar(x + (j - (r - 1) / 2) * width, flat[:, j], width, label=relations[j], color=colors[j % 3])
+        ax.bar(x + (j - (r - 1) / 2) * width, flat[:, j], width, label=relations[j], color=colors[j % 3],
+               hatch=hatches[j % 3], edgecolor="white", lw=0.5)
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=8)
     ax.set_ylim(0, 1)
@@ -258,4 +317,11 @@ def relation_scores_plot(scores, relations=("previous token", "binding of the sa
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    return fig
+    heads = [name.replace("\n", ", ") for name in names]
+    best = "; ".join(f"{rel}: highest {fmt(flat[i, j])} ({heads[i]}), lowest {fmt(flat[k, j])} ({heads[k]})"
+                     for j, rel in enumerate(relations)
+                     for i, k in [(int(flat[:, j].argmax()), int(flat[:, j].argmin()))])
+    return describe(fig, f"{title + ': t' if title else 'T'}he mean attention weight (bars, 0 to 1) that each of "
+                         f"{len(names)} heads puts where each relation points. {best}.",
+                    table=(["head", *relations], [[h, *map(float, row)] for h, row in zip(heads, flat)]),
+                    extra_values=[len(names)])

@@ -8,8 +8,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from .describe import describe, fmt
 from .families import draw_attention
 from .live import LivePlot
+from .palette import BLACK, BLUE, CYCLE, GREY, LINESTYLES, MARKERS, VERMILLION
 
 __all__ = [
     "induction_loss_curves",
@@ -20,6 +22,19 @@ __all__ = [
     "influence_maps",
     "residual_contribution_bars",
 ]
+
+
+def ink_on(rgba):
+    """Black or white, whichever keeps more contrast (WCAG) on the colour `rgba`."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    lum = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
+
+
+def _range(values):
+    """"a" or "a–b": the smallest and largest of `values`, 2 decimals."""
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 def _smooth(values, window):
@@ -44,19 +59,24 @@ def induction_loss_curves(history, vocab_size=None, window=10):
         raise ValueError(f"window must be a positive int, got {window!r}")
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     steps = np.asarray(history["step"])
-    for key, color, label in (("first", "tab:gray", "first copy (unpredictable)"),
-                              ("repeated", "tab:red", "repeated copy")):
+    said = []
+    for key, color, ls, label in (("first", GREY, "--", "first copy (unpredictable)"),
+                                  ("repeated", VERMILLION, "-", "repeated copy")):
         y = _smooth(history[key], window)
-        ax.plot(steps[len(steps) - len(y):], y, color=color, label=label)
+        x = steps[len(steps) - len(y):]
+        ax.plot(x, y, color=color, ls=ls, label=label)
+        said.append(f"on the {label.split(' (')[0]} from {fmt(y[0])} at step {x[0]} to {fmt(y[-1])} at step {x[-1]}")
+    text = f"Next-token loss (nats) per training step, moving average over {window} steps: " + "; ".join(said) + "."
     if vocab_size:
-        ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size} (uniform guess)")
+        ax.axhline(math.log(vocab_size), color=BLACK, ls=":", lw=1, label=f"ln {vocab_size} (uniform guess)")
+        text += f" A uniform guess over {vocab_size} tokens scores ln {vocab_size} = {fmt(math.log(vocab_size))}."
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.set_title(f"next-token loss during training (moving average over {window} steps)", fontsize=10)
     fig.tight_layout()
-    return fig
+    return describe(fig, text)
 
 
 def position_loss_plot(curves, period):
@@ -68,11 +88,17 @@ def position_loss_plot(curves, period):
     if not isinstance(curves, dict) or not curves:
         raise ValueError("curves must be a non-empty dict {label: per-position losses}")
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
-    for label, c in curves.items():
+    said, means = [], []
+    for k, (label, c) in enumerate(curves.items()):
         c = torch.as_tensor(c).detach().float()
         if c.dim() != 1 or c.numel() != 2 * period:
             raise ValueError(f"curve {label!r} must have 2·period = {2 * period} entries, got {tuple(c.shape)}")
-        ax.plot(np.arange(1, 2 * period + 1), c.numpy(), marker="o", ms=3, label=label)
+        style = dict(color=CYCLE[k % len(CYCLE)], ls=LINESTYLES[k % len(LINESTYLES)],
+                     marker=MARKERS[k % len(MARKERS)])
+        ax.plot(np.arange(1, 2 * period + 1), c.numpy(), ms=3, label=label, **style)
+        first, repeated = c[:period].mean().item(), c[period:].mean().item()
+        means += [first, repeated]
+        said.append(f"{label!r} {fmt(first)} on the first copy, {fmt(repeated)} on the repeated copy")
     ax.set_xticks(range(1, 2 * period + 1, max(1, period // 5)))
     ax.axvline(period + 0.5, color="k", ls="--", lw=1)
     ax.text(period + 0.7, ax.get_ylim()[1] * 0.92, "repeat starts", fontsize=8)
@@ -80,7 +106,9 @@ def position_loss_plot(curves, period):
     ax.set_ylabel("loss (nats)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Mean loss (nats) at each of the {2 * period} positions of [BOS, s, s], period {period}; "
+                         f"the repeated copy starts at position {period + 1}. Averages: " + "; ".join(said) + ".",
+                    extra_values=means)
 
 
 def induction_score_grid(scores):
@@ -91,23 +119,34 @@ def induction_score_grid(scores):
     if not isinstance(scores, dict) or not scores:
         raise ValueError("scores must be a non-empty dict {name: (layers, heads) tensor}")
     fig, axes = plt.subplots(1, len(scores), figsize=(3.0 * len(scores) + 0.6, 2.4), squeeze=False)
+    said, rows = [], []
     for ax, (name, s) in zip(axes[0], scores.items()):
         s = torch.as_tensor(s).detach().float()
         if s.dim() != 2:
             raise ValueError(f"score {name!r} must be (layers, heads), got {tuple(s.shape)}")
-        ax.imshow(s.numpy(), cmap="Purples", vmin=0, vmax=1)
+        im = ax.imshow(s.numpy(), cmap="Purples", vmin=0, vmax=1)
         for layer in range(s.shape[0]):
             for head in range(s.shape[1]):
                 v = float(s[layer, head])
                 ax.text(head, layer, f"{v:.2f}", ha="center", va="center", fontsize=9,
-                        color="white" if v > 0.5 else "black")
+                        color=ink_on(im.cmap(im.norm(v))))
+            rows.append([f"{name}, layer {layer}", *(float(v) for v in s[layer])])
+        hi, lo = divmod(int(s.argmax()), s.shape[1]), divmod(int(s.argmin()), s.shape[1])
+        said.append(f"{name}: highest layer {hi[0]} head {hi[1]} at {fmt(s[hi])}, "
+                    f"lowest layer {lo[0]} head {lo[1]} at {fmt(s[lo])}")
         ax.set_xticks(range(s.shape[1]))
         ax.set_yticks(range(s.shape[0]))
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         ax.set_title(name, fontsize=10)
     fig.tight_layout()
-    return fig
+    shapes = {tuple(torch.as_tensor(v).shape) for v in scores.values()}
+    (layers, heads), = shapes if len(shapes) == 1 else [(None, None)]
+    size = f" ({layers} layers × {heads} heads)" if layers else ""
+    long = layers and len(rows) * heads > 20
+    return describe(fig, f"Scores from 0 to 1 per layer and head{size}, printed in the cells. "
+                         + "; ".join(said) + ".",
+                    table=(["score, layer", *(f"head {h}" for h in range(heads))], rows) if long else None)
 
 
 class InductionHeadMap(LivePlot):
@@ -157,12 +196,12 @@ class InductionHeadMap(LivePlot):
         ax.title.set_fontsize(10)       # as draw_attention sets it, for a title that starts empty
         fig.colorbar(self.image, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
         i = np.arange(1, n)
-        previous = ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors="tab:blue", lw=0.9,
+        previous = ax.scatter(i - 1, i, s=26, facecolors="none", edgecolors=BLUE, lw=0.9,
                               label="previous token")
         j = np.arange(period + 1, n)
-        target = ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors="tab:red",
+        target = ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors=VERMILLION,
                             lw=0.9, label="induction target")
-        line = ax.axhline(period + 0.5, color="tab:red", lw=0.8, ls=":", label="repeated copy starts below")
+        line = ax.axhline(period + 0.5, color=VERMILLION, lw=0.8, ls=":", label="repeated copy starts below")
         fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9, frameon=False)
         # Where a new figure's axes stand before its first layout: constrained layout starts
         # from the axes' current places and is no fixed point (run again on its own result,
@@ -185,6 +224,22 @@ class InductionHeadMap(LivePlot):
                 a.set_position(active, which="active")
                 a.set_in_layout(in_layout)        # set_position takes an axes out of the layout
             self.example = example
+
+    def describe(self, layer, head, example):
+        w, p, n = self.attention[layer, example, head], self.period, 1 + 2 * self.period
+        n_layers, n_examples, h = self.attention.shape[:3]
+        which = self._title(layer, head) or (f"Layer {layer}, head {head}" if n_layers * h > 1 else "One head")
+        if n_examples > 1:
+            which += f", example {example} of {n_examples}"
+        i, j = np.arange(1, n), np.arange(p + 1, n)
+        prev, ind = float(w[i, i - 1].mean()), float(w[j, j - p + 1].mean())
+        q, k = np.unravel_index(int(np.argmax(w)), w.shape)
+        toks = self.tokens[example]
+        return dict(text=f"{which}: attention weights (0 to 1) of the {n} positions of [BOS, s, s], period {p}. "
+                         f"The previous token (i → i − 1, circles) gets on average {fmt(prev)} of a row; on the "
+                         f"repeated copy the induction target (i → i − {p - 1}, squares) gets {fmt(ind)}. "
+                         f"Largest weight {fmt(w[q, k])}, from position {q} ({toks[q]!r}) to {k} ({toks[k]!r}).",
+                    extra_values=(prev, ind, layer, head, example, p - 1))
 
 
 def induction_head_map(weights, tokens, period, title=None):
@@ -215,19 +270,23 @@ def ablation_bars(table, vocab_size=None):
     repeated = [table[k][1] for k in names]
     x = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(min(9.5, 1.3 * len(names) + 2.5), 3.4))
-    ax.bar(x - 0.2, first, 0.4, color="tab:gray", label="first copy")
-    ax.bar(x + 0.2, repeated, 0.4, color="tab:red", label="repeated copy")
+    ax.bar(x - 0.2, first, 0.4, color=GREY, label="first copy")
+    ax.bar(x + 0.2, repeated, 0.4, color=VERMILLION, hatch="//", edgecolor="white", lw=0, label="repeated copy")
     for xi, v in zip(x, repeated):
         ax.text(xi + 0.2, v + 0.05, f"{v:.2f}", ha="center", fontsize=9)
+    text = ("Loss (nats) on the repeated copy with heads' outputs set to zero: "
+            + ", ".join(f"{k} {fmt(v)}" for k, v in zip(names, repeated))
+            + f". The first copy stays at {_range(first)}.")
     if vocab_size:
-        ax.axhline(math.log(vocab_size), color="k", ls=":", lw=1, label=f"ln {vocab_size}")
+        ax.axhline(math.log(vocab_size), color=BLACK, ls=":", lw=1, label=f"ln {vocab_size}")
+        text += f" A uniform guess over {vocab_size} tokens: ln {vocab_size} = {fmt(math.log(vocab_size))}."
     ax.set_xticks(x, names, fontsize=9, rotation=15 if len(names) > 4 else 0)
     ax.set_ylim(0, max(first + repeated) * 1.15)     # headroom: the labels stay inside the frame
     ax.set_ylabel("loss (nats)")
     ax.set_title("ablation: heads' outputs set to zero", fontsize=11)
     ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
-    return fig
+    return describe(fig, text)
 
 
 def influence_maps(maps, tokens=None):
@@ -261,7 +320,24 @@ def influence_maps(maps, tokens=None):
     fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02, extend="max" if saturated else "neither",
                  label="‖Δ logits at t‖ when token j changes"
                        + ("\n(darkest: this much or more; the diagonal goes beyond)" if saturated else ""))
-    return fig
+    return _describe_influence(fig, mats, tokens, vmax)
+
+
+def _describe_influence(fig, mats, tokens, vmax):
+    n = len(next(iter(mats.values())))
+    names = [f"{t} {tokens[t]!r}" if tokens is not None else str(t) for t in range(n)]
+    said, rows = [], []
+    for title, m in mats.items():
+        later = m.triu(1)
+        off = m.masked_fill(torch.eye(len(m), dtype=torch.bool), 0)
+        t, j = divmod(int(off.argmax()), len(m))
+        said.append(f"{title!r}: a token changes its own output by {_range(m.diag().tolist())}, another output "
+                    f"by at most {fmt(off[t, j])} (output {t} from token {j}), an earlier output by at most "
+                    f"{fmt(later.max())}")
+        rows += [[f"{title}, output {names[t]}", *(float(v) for v in m[t])] for t in range(len(m))]
+    return describe(fig, f"Size of the change of output t when input token j changes ({n} × {n} positions, "
+                         f"colour scale 0 to {fmt(vmax)}). " + "; ".join(said) + ".",
+                    table=(["output t", *(f"token {j}" for j in names)], rows), extra_values=[vmax, *range(n)])
 
 
 def residual_contribution_bars(values, ylabel="mean contribution", title=None):
@@ -275,8 +351,9 @@ def residual_contribution_bars(values, ylabel="mean contribution", title=None):
     names = list(values)
     x = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(min(9.5, 0.95 * len(names) + 2.5), 3.6))
-    ax.bar(x - 0.2, [values[k][0] for k in names], 0.4, color="tab:gray", label="first-copy positions")
-    ax.bar(x + 0.2, [values[k][1] for k in names], 0.4, color="tab:red", label="repeated-copy positions")
+    ax.bar(x - 0.2, [values[k][0] for k in names], 0.4, color=GREY, label="first-copy positions")
+    ax.bar(x + 0.2, [values[k][1] for k in names], 0.4, color=VERMILLION, hatch="//", edgecolor="white", lw=0,
+           label="repeated-copy positions")
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xticks(x, names, fontsize=9, rotation=20, ha="right")
     ax.set_ylabel("\n".join(textwrap.wrap(ylabel, 28)))       # a long label: two lines, not tiny
@@ -284,4 +361,12 @@ def residual_contribution_bars(values, ylabel="mean contribution", title=None):
         ax.set_title(title, fontsize=11)
     ax.legend(fontsize=9)
     fig.tight_layout()
-    return fig
+    top = max(names, key=lambda k: values[k][1] - values[k][0])
+    text = (f"{title + ': ' if title else ''}{ylabel} per residual-stream term, at first-copy "
+            f"and at repeated-copy positions. The largest gain is {top}'s, from {fmt(values[top][0])} to "
+            f"{fmt(values[top][1])}.")
+    if len(names) <= 5:
+        pairs = "; ".join(f"{k} {fmt(a)} → {fmt(b)}" for k, (a, b) in values.items())
+        return describe(fig, f"{text} {pairs}.")
+    return describe(fig, text, table=(["term", "first-copy positions", "repeated-copy positions"],
+                                      [[k, float(a), float(b)] for k, (a, b) in values.items()]))

@@ -12,6 +12,9 @@ import numpy as np
 import torch
 from matplotlib.patches import FancyBboxPatch
 
+from .describe import describe, fmt
+from .induction import ink_on
+from .palette import BLUE, ORANGE, VERMILLION
 from .sampling import BarsOverText, _Remembered
 
 __all__ = ["block_comparison", "head_weight_grid", "generation_panel", "cache_timing_plot"]
@@ -46,13 +49,23 @@ def block_comparison():
     """The 2017 paper's block (post-LN, as in lesson 05; without cross-attention) next to a
     Llama block (SmolLM2): what changed, box by box. Returns the Figure."""
     fig, ax = plt.subplots(figsize=(10, 5.6))
-    _column(ax, 0.8, _BLOCK_2017, "2017 paper (lesson 05's post-LN)", 2, 5, "× N, post-norm")
-    _column(ax, 6.4, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm")
+    columns = [(0.8, _BLOCK_2017, "2017 paper (lesson 05's post-LN)", 2, 5, "× N, post-norm"),
+               (6.4, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm")]
+    for column in columns:
+        _column(ax, *column)
     ax.set_xlim(-0.4, 11)
     ax.set_ylim(-0.3, 9.9)
     ax.axis("off")
     fig.tight_layout()
-    return fig
+    return describe(fig, "Two transformer blocks side by side, each read from the bottom up. "
+                         + " ".join(_column_text(*column[1:]) for column in columns))
+
+
+def _column_text(boxes, title, repeat_from, repeat_to, repeat_label):
+    names = [" ".join(label.split()) for label, _ in boxes]
+    return (f"{title[0].upper() + title[1:]}: " + "; ".join(names[:repeat_from])
+            + f"; then, repeated ({repeat_label}): " + "; ".join(names[repeat_from:repeat_to + 1])
+            + "; then " + "; ".join(names[repeat_to + 1:]) + ".")
 
 
 def head_weight_grid(weights, title, layer_label="layer", head_label="head", top=3, highlight=None):
@@ -82,12 +95,19 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
     ax.set_ylabel(layer_label)
     ax.set_title(title, fontsize=10)
     for layer, head in highlight:
-        ax.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec="tab:red", lw=1.5))
+        ax.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec=VERMILLION, lw=1.5))
         ax.text(head, layer, f"{w[layer, head]:.2f}", ha="center", va="center", fontsize=7,
-                color="white" if w[layer, head] > 0.5 else "black")
+                color=ink_on(im.cmap(im.norm(float(w[layer, head])))))
     fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03, label="attention weight")
     fig.tight_layout()
-    return fig
+    boxed = ", ".join(f"{layer_label} {layer} {head_label} {head} at {fmt(w[layer, head])}"
+                      for layer, head in highlight)
+    text = (f"{title}: the weight for each of {layers} {layer_label}s × {heads} {head_label}s, from "
+            f"{fmt(w.min())} to {fmt(w.max())}, mean {fmt(w.mean())}."
+            + (f" Outlined and labelled: {boxed}." if highlight else ""))
+    rows = [[f"{layer_label} {layer}", *(float(v) for v in w[layer])] for layer in range(layers)]
+    table = ([layer_label, *(f"{head_label} {h}" for h in range(heads))], rows) if layers * heads > 20 else None
+    return describe(fig, text, table=table, extra_values=[float(w.mean()), *range(max(layers, heads))])
 
 
 def _piece(text):
@@ -127,12 +147,14 @@ class GenerationPanel(BarsOverText):
         for para in (prompt + continuation + (" …" if pending else "")).split("\n"):
             lines.extend(textwrap.wrap(para, self.wrap) or [""])
         return dict(heights=tuple(float(top_probs[i]) for i in kept), special=tuple(special[i] for i in kept),
+                    pieces=tuple(str(top_pieces[i]) for i in kept),
                     labels=tuple(_piece(top_pieces[i]) + (" (special)" if special[i] else "") for i in kept),
                     temperature=temperature, top_k=top_k, pending=pending, lines=tuple(lines[:self.max_lines]))
 
     def build_bars(self, ax, heights, special, labels, **values):
         n = len(heights)
-        self.bars = ax.bar(range(n), heights, color=["tab:orange" if s else "tab:blue" for s in special])
+        self.bars = ax.bar(range(n), heights, color=[ORANGE if s else BLUE for s in special],
+                           hatch=["//" if s else "" for s in special], edgecolor="white", lw=0)
         ax.set_xticks(range(n), labels, rotation=45, ha="right", fontsize=8)
         ax.set_xlim(-0.6, max(n, 5) - 0.4)   # one bar stays a bar, not a wall
         ax.set_ylim(0, 1.05)
@@ -144,6 +166,14 @@ class GenerationPanel(BarsOverText):
         for bar, h in zip(self.bars, heights):
             bar.set_height(h)
         self.bars_title.set_text(self._bars_title(len(heights), **values))
+
+    def describe(self, heights, special, pieces, temperature, top_k, pending, lines, **_):
+        mode = "greedy (T = 0)" if temperature == 0 else f"temperature T = {temperature:.2f}"
+        bars = ", ".join(f"{p!r}{' (special)' if s else ''} {fmt(h)}" for p, s, h in zip(pieces, special, heights))
+        so_far = "so far, still generating" if pending else "in full"
+        return (f"The {len(heights)} most likely first new tokens, {mode}, top-k = "
+                f"{'all' if top_k is None else top_k}, with their probability: {bars}. "
+                f"Prompt and continuation {so_far}: \"{' '.join(' '.join(lines).split())}\"")
 
     @staticmethod
     def _bars_title(n, temperature, top_k, **_):
@@ -181,20 +211,50 @@ def cache_timing_plot(with_cache, without_cache):
     interpolated between the timed steps for the running total, drawn dashed. Returns the Figure.
     """
     fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(10, 3.6))
-    for (pos, sec), label, colour in ((with_cache, "with KV cache", "tab:blue"),
-                                      (without_cache, "without cache (whole sequence again)", "tab:red")):
+    said, totals, medians = [], [], []
+    series = ((with_cache, "with KV cache", BLUE, "o"),
+              (without_cache, "without cache (whole sequence again)", VERMILLION, "s"))
+    for (pos, sec), label, colour, marker in series:
         pos, ms = np.asarray(pos), 1e3 * np.asarray(sec, dtype=float)
         if pos.shape != ms.shape or pos.ndim != 1 or len(pos) < 2 or np.any(np.diff(pos) <= 0):
             raise ValueError(f"{label}: need ≥ 2 increasing positions with one timing each, "
                              f"got {pos.shape} positions and {ms.shape} timings")
-        ax.plot(pos, ms, "." if len(pos) > 40 else "o-", ms=4, color=colour, label=label)
+        ax.plot(pos, ms, marker=marker, ls="none" if len(pos) > 40 else "-", ms=3 if len(pos) > 40 else 4,
+                color=colour, label=label)
         every = np.arange(pos[0], pos[-1] + 1)
         gaps = len(every) != len(pos)
-        ax_sum.plot(every, np.cumsum(np.interp(every, pos, ms)) / 1e3, "--" if gaps else "-", color=colour,
+        total = np.cumsum(np.interp(every, pos, ms)) / 1e3
+        ax_sum.plot(every, total, "--" if gaps else "-", color=colour,
                     label=label + (" (interpolated)" if gaps else ""))
+        medians.append(float(np.median(ms)))
+        said.append(f"{label.split(' (')[0]}: from {_ms(ms[0])} at position {pos[0]} to {_ms(ms[-1])} at "
+                    f"position {pos[-1]}, median {_ms(medians[-1])}")
+        totals.append((every, total, gaps))
     ax.set(xlabel="position of the new token", ylabel="ms for this token", title="one step", ylim=(0, None))
     ax_sum.set(xlabel="position reached", ylabel="seconds in total", title="running total", ylim=(0, None))
     ax.legend(fontsize=8)
     ax_sum.legend(fontsize=8)
     fig.tight_layout()
-    return fig
+    return describe(fig, "Time per new token against its position; " + "; ".join(said) + ". "
+                         + _totals_text(totals), extra_values=medians)
+
+
+def _num(x):
+    """2 decimals; 2 significant digits below 0.1, none from 100 on."""
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}" if abs(x) >= 0.1 else f"{x:.2g}"
+
+
+def _ms(x):
+    return f"{_num(x)} ms"
+
+
+def _totals_text(totals):
+    """The running totals at the last position both curves reach (interpolated where timed with gaps)."""
+    last = min(every[-1] for every, _, _ in totals)
+    (e1, t1, gaps1), (e2, t2, gaps2) = totals
+    if last < max(e1[0], e2[0]):        # no position in common: each curve's own end
+        return (f"Running total: {_num(t1[-1])} s by position {e1[-1]} with the cache, "
+                f"{_num(t2[-1])} s by position {e2[-1]} without.")
+    a, b = t1[e1 == last][0], t2[e2 == last][0]
+    return (f"Running total by position {last}: {_num(a)} s with the cache, {_num(b)} s without"
+            + (" (interpolated between the timed steps)." if gaps1 or gaps2 else "."))

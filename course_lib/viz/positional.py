@@ -12,7 +12,9 @@ import torch
 from matplotlib.ticker import MaxNLocator
 
 from ..nn.positional import shift_matrix, sinusoidal_table
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import BLUE, CYCLE, GREEN, GREY, LINESTYLES, MARKERS, ORANGE, VERMILLION
 
 __all__ = [
     "sinusoidal_heatmap",
@@ -59,6 +61,39 @@ def _similarity(pe):
     return (pe @ pe.T / pe.shape[1] * 2).numpy()
 
 
+def _num(x):
+    """2 decimals, or 2 significant digits where the value is far from 1 (1.2e-05, 3.4e+03)."""
+    return fmt(x) if x == 0 or 0.01 <= abs(x) < 1000 else f"{x:.1e}"
+
+
+def _table_words(pe, base):
+    """describe()'s arguments for the table pe (length, d_model): the wavelengths, and a sample
+    of its values (a few dimensions at a few positions)."""
+    length, d = pe.shape
+    pos = sorted({p for p in (0, 1, 2, 5, 10, 20, 50, length - 1) if p < length})
+    dims = sorted({j for i in {0, d // 8, d // 4, (d - 1) // 2} for j in (2 * i, 2 * i + 1) if j < d})
+    waves = [2 * math.pi * base ** (2 * (j // 2) / d) for j in dims]
+    rows = [[f"dimension {j} ({'cos' if j % 2 else 'sin'})", _num(w), *pe[pos, j].tolist()]
+            for j, w in zip(dims, waves)]
+    text = (f"Sinusoidal positional encoding table, d_model = {d}, base {base:g}: position 0 … {length - 1} across, "
+            f"dimension 0 … {d - 1} up, colour from −1 (blue) to 1 (red); sin on even, cos on odd dimensions. The "
+            f"wavelength grows from {_num(waves[0])} positions (dimension 0) to {_num(waves[-1])} "
+            f"(dimension {dims[-1]}).")
+    return dict(text=text, table=(["dimension", "wavelength", *(f"pos {p}" for p in pos)], rows),
+                extra_values=(length - 1, d - 1, *dims, *waves)), pos
+
+
+def _similarity_words(pe):
+    """The similarity matrix in words: its values with position 0 at a few distances."""
+    sim = _similarity(pe)
+    dist = [k for k in (1, 2, 5, 10, 20, 50, len(sim) - 1) if 0 < k < len(sim)]
+    only = ", depending only on the distance |p − q|" if np.allclose(sim[1:, 1:], sim[:-1, :-1], atol=1e-3) else ""
+    at = ("; with position 0: " + ", ".join(f"{fmt(sim[0, k])} at distance {k}" for k in dict.fromkeys(dist))
+          if dist else "")
+    return (f"similarity PE(p)·PE(q)/(d_model/2) of {len(sim)} positions, 1 on the diagonal{only}{at}; "
+            f"smallest {fmt(sim.min())}."), dist, sim
+
+
 def _similarity_on(ax, pe):
     im = ax.imshow(_similarity(pe), cmap="viridis", vmin=-0.2, vmax=1, origin="lower", interpolation="nearest")
     ax.set(xlabel="position q", ylabel="position p", title="similarity PE(p)·PE(q) / (d_model/2)")
@@ -73,7 +108,7 @@ def sinusoidal_heatmap(d_model: int = 64, length: int = 100, base: float = 10000
     im = _heatmap_on(ax, pe, base)
     fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, ticks=PE_TICKS)   # the whole range, ±1 labelled
     fig.tight_layout()
-    return fig
+    return describe(fig, **_table_words(pe, base)[0])
 
 
 def position_similarity(d_model: int = 64, length: int = 100, base: float = 10000.0):
@@ -84,7 +119,8 @@ def position_similarity(d_model: int = 64, length: int = 100, base: float = 1000
     im = _similarity_on(ax, pe)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
     fig.tight_layout()
-    return fig
+    text, dist, _ = _similarity_words(pe)
+    return describe(fig, f"For d_model = {d_model} and base {base:g}, the {text}", extra_values=(d_model, base, *dist))
 
 
 class SinusoidalOverviewPlot(LivePlot):
@@ -125,6 +161,15 @@ class SinusoidalOverviewPlot(LivePlot):
         self.similarity.set_extent((-0.5, length - 0.5, -0.5, length - 0.5))
         self.table.axes.title.set_text(_heatmap_title(d_model, base))
 
+    def describe(self, d_model, length, base):
+        pe = sinusoidal_table(length, d_model, float(base))
+        said, pos = _table_words(pe, base)
+        text, dist, sim = _similarity_words(pe)
+        header, rows = said["table"]
+        return dict(text="Left: " + said["text"] + " Right: the " + text,
+                    table=(header, [*rows, ["similarity with position 0", "", *sim[0, pos].tolist()]]),
+                    extra_values=(*said["extra_values"], *dist))
+
 
 def sinusoidal_overview(d_model: int = 64, length: int = 100, base: float = 10000.0):
     """The table and its similarity matrix side by side (what the explorer widget draws)."""
@@ -143,14 +188,15 @@ def dimension_curves(dims=(0, 1, 10, 11, 40), d_model: int = 64, length: int = 1
     pe = sinusoidal_table(length, d_model, float(base))
     fine = torch.linspace(0, length - 1, 20 * length)
     fig, axes = plt.subplots(len(dims), 1, figsize=(7.5, 1.05 * len(dims) + 0.6), sharex=True)
-    axes = np.atleast_1d(axes)
+    axes, said = np.atleast_1d(axes), []
     for ax, j in zip(axes, dims):
         i = j // 2
         omega = base ** (-2 * i / d_model)
         curve = torch.sin(fine * omega) if j % 2 == 0 else torch.cos(fine * omega)
         ax.plot(fine.numpy(), curve.numpy(), color="0.75", lw=1)
-        ax.plot(np.arange(length), pe[:, j].numpy(), "o", ms=2.5, color="tab:blue" if j % 2 == 0 else "tab:orange")
+        ax.plot(np.arange(length), pe[:, j].numpy(), "o", ms=2.5, color=BLUE if j % 2 == 0 else ORANGE)
         fn = "sin" if j % 2 == 0 else "cos"
+        said.append(f"dimension {j} ({fn}) {2 * math.pi / omega:.4g}")
         ax.set_ylim(-1.2, 1.2)
         ax.set_yticks([-1, 0, 1])
         ax.text(1.01, 0.5, f"j={j}: {fn}, i={i}\nwavelength {2 * math.pi / omega:.4g}",
@@ -158,7 +204,9 @@ def dimension_curves(dims=(0, 1, 10, 11, 40), d_model: int = 64, length: int = 1
     axes[-1].set_xlabel("position pos (dots: the integer positions the model sees)")
     fig.suptitle(f"chosen dimensions of the sinusoidal PE (d_model={d_model}, base={base:g})", fontsize=10)
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Sinusoidal PE values between −1 and 1 against position 0 … {length - 1} (d_model = "
+                         f"{d_model}, base {base:g}), one panel per dimension, with its wavelength in positions: "
+                         + "; ".join(said) + ".")
 
 
 def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: int = 1,
@@ -189,14 +237,24 @@ def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: 
                 color="0.3")
     for pos in range(max(0, -k), length, max(1, length // 5)):   # pos + k must be a position too
         a2.annotate("", xy=(s[pos + k], c[pos + k]), xytext=(s[pos], c[pos]),
-                    arrowprops=dict(arrowstyle="->", color="tab:red", lw=1))
+                    arrowprops=dict(arrowstyle="->", color=VERMILLION, lw=1))
     omega = base ** (-2 * pair / d_model)
     a2.set(aspect="equal", xlim=(-1.25, 1.25), ylim=(-1.25, 1.25),
            xlabel=f"PE[pos, {2 * pair}] (sin)", ylabel=f"PE[pos, {2 * pair + 1}] (cos)",
            title=f"pair i={pair}: each step turns by ω_i={omega:.3g} rad\n"
                  f"(numbers: positions; arrows: M_k, pos → pos {'+' if k >= 0 else '−'} {abs(k)})")
     fig.tight_layout()
-    return fig
+    omegas = [base ** (-2 * i / d_model) for i in range(d_model // 2)]
+    rows = [[f"pair {i}", _num(w), _num(k * w), float(m[2 * i, 2 * i]), float(m[2 * i, 2 * i + 1])]
+            for i, w in enumerate(omegas)]
+    text = (f"Left: M_k for k = {k}, d_model = {d_model}, base {base:g}: block-diagonal, one 2×2 rotation by k·ω_i "
+            f"per pair of dimensions ({d_model // 2} blocks), entries from {fmt(m.min())} to {fmt(m.max())}. Right: "
+            f"pair i = {pair} of PE at positions 0 … {length - 1} lies on the unit circle, each step turning by "
+            f"ω_i = {omega:.3g} rad, so M_k turns PE(pos) by {fmt(k * omega)} rad to "
+            f"PE(pos {'+' if k >= 0 else '−'} {abs(k)}).")
+    return describe(fig, text, table=(["pair i", "ω_i (rad)", "k·ω_i (rad)", "cos k·ω_i", "sin k·ω_i"], rows),
+                    extra_values=(d_model, base, d_model // 2, k * omega, *range(d_model // 2), *omegas,
+                                  *(k * w for w in omegas)))
 
 
 def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len: int,
@@ -213,18 +271,23 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
         if len(acc) != len(lengths):
             raise ValueError(f"by_length[{name!r}] has {len(acc)} values for {len(lengths)} lengths")
     _check_int("train_len", train_len, 1)
-    colors = {"none": "0.5", "sinusoidal": "tab:blue", "learned": "tab:orange", "rotary": "tab:green"}
+    known = {"none": (GREY, "o", ":"), "sinusoidal": (BLUE, "s", "-"), "learned": (ORANGE, "^", "--"),
+             "rotary": (GREEN, "D", "-.")}
+    style = {name: known.get(name, (CYCLE[i % 7], MARKERS[i % 7], LINESTYLES[i % 7]))
+             for i, name in enumerate(dict.fromkeys([*by_length, *by_position]))}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
     for name, acc in by_length.items():
-        a1.plot(lengths, np.asarray(acc) * 100, "o-", ms=3, label=name, color=colors.get(name))
+        c, m, ls = style[name]
+        a1.plot(lengths, np.asarray(acc) * 100, marker=m, ls=ls, ms=3, label=name, color=c)
     n_pos = max(len(a) for a in by_position.values())
     for name, acc in by_position.items():
-        a2.plot(np.arange(len(acc)), np.asarray(acc) * 100, "-", lw=1.5, label=name, color=colors.get(name))
+        c, _, ls = style[name]
+        a2.plot(np.arange(len(acc)), np.asarray(acc) * 100, ls=ls, lw=1.5, label=name, color=c)
     for ax, right in ((a1, max(lengths)), (a2, n_pos - 1)):
         ax.axvspan(train_len - 0.5 if ax is a2 else train_len, right + 0.5, color="0.95", zorder=0)
         if chance is not None:
             ax.axhline(chance * 100, ls=":", color="0.4", lw=1)
-            ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=9, color="0.35")
+            ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=9, color=GREY)
         ax.set_ylim(-3, 103)
     a1.axvline(train_len, color="0.3", lw=1)
     a2.axvline(train_len - 0.5, color="0.3", lw=1)
@@ -235,7 +298,20 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
     handles, labels = a1.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return fig
+    inside = max((i for i, n in enumerate(lengths) if n <= train_len), default=0, key=lambda i: lengths[i])
+    longest = int(np.argmax(lengths))
+    by_n = "; ".join(f"{name} {100 * acc[inside]:.1f} % at n = {lengths[inside]}, {100 * acc[longest]:.1f} % at "
+                     f"n = {lengths[longest]}" for name, acc in by_length.items())
+    means = {name: [100 * np.nanmean(part) if np.isfinite(part).any() else np.nan
+                    for part in (np.asarray(acc, float)[:train_len], np.asarray(acc, float)[train_len:])]
+             for name, acc in by_position.items()}
+    by_pos = "; ".join(f"{name} {m[0]:.1f} % and {m[1]:.1f} %" for name, m in means.items())
+    text = (f"Accuracy against sequence length n, trained on lengths ≤ {train_len}: {by_n}. Per position in "
+            f"sequences of length {n_pos}, mean accuracy before position {train_len} and from there on: {by_pos}."
+            + (f" Chance is {100 * chance:.1f} %." if chance is not None else ""))
+    rows = [[name, *(f"{100 * a:.1f}" for a in acc)] for name, acc in by_length.items()]
+    return describe(fig, text, table=(["model", *(f"n = {n}" for n in lengths)], rows),
+                    extra_values=[v for m in means.values() for v in m])
 
 
 def rotary_relative_figure(scores, max_offset: int | None = None):
@@ -261,7 +337,7 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     step = 1.15 * float(reference.max() - reference.min()) or 1.0   # drawn on top of each other they could not be told apart
     for r, m in enumerate(queries):   # each query's row, shifted up by r steps, over the first one's shape in grey
         a2.plot(offsets, reference + r * step, color="0.75", lw=5, zorder=1)
-        a2.plot(offsets, s[m, m + offsets].numpy() + r * step, "o-", ms=3.5, lw=1, zorder=2)
+        a2.plot(offsets, s[m, m + offsets].numpy() + r * step, "o-", ms=3.5, lw=1, zorder=2, color=CYCLE[r])
         a2.text(offsets[-1] + 0.6, reference[-1] + r * step, f"m = {m}", va="center", fontsize=8)
     a2.set_xlim(offsets[0] - 0.5, offsets[-1] + 0.25 * len(offsets))   # room for the labels
     a2.set_xticks([o for o in offsets if o % 5 == 0])
@@ -269,4 +345,13 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
            title="S[m, m+Δ] for several m (grey: the first one's curve)")
     a2.set_yticks([])
     fig.tight_layout()
-    return fig
+    spread = max(float(d.max() - d.min()) for d in (torch.diagonal(s, o) for o in range(2 - n, n - 1)))
+    alone = (f"along each diagonal (a fixed offset Δ = n − m) they vary by at most {fmt(spread)}, so the score "
+             f"depends on Δ alone" if spread <= 0.01 * lim else
+             f"along a diagonal (a fixed offset Δ = n − m) they vary by up to {fmt(spread)}: the score does not "
+             f"depend on Δ alone")
+    text = (f"Left: rotary scores S[m, n] for {n} query and key positions, from {fmt(s.min())} to {fmt(s.max())}; "
+            f"{alone}. Right: S[m, m+Δ] for Δ = {offsets[0]} … {offsets[-1]} at query positions m = "
+            f"{', '.join(map(str, queries))}, each shifted up over the first one's curve in grey.")
+    rows = [[f"m = {m}", *s[m, m + offsets].tolist()] for m in queries]
+    return describe(fig, text, table=(["query", *(f"Δ = {o}" for o in offsets)], rows), extra_values=(spread,))

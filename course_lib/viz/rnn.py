@@ -14,7 +14,9 @@ import torch
 from matplotlib import ticker
 
 from ..nn.rnn import NONLINEARITIES, set_spectral_radius
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import BLACK, BLUE, CYCLE, GREEN, GREY, LINESTYLES, ORANGE, PURPLE, SKY, VERMILLION
 
 __all__ = [
     "timing_figure",
@@ -26,7 +28,17 @@ __all__ = [
 ]
 
 STANDARD_RADII = (0.5, 0.9, 1.0, 1.1)
-_COLORS = {0.5: "tab:blue", 0.9: "tab:green", 1.0: "tab:orange", 1.1: "tab:red"}
+_RADIUS_COLORS = (BLUE, GREEN, ORANGE, VERMILLION, PURPLE, SKY, BLACK)   # shrinking … exploding
+
+
+def _style(i, colors=CYCLE):
+    """The i-th series' colour and line style: told apart without colour too."""
+    return dict(color=colors[i % len(colors)], ls=LINESTYLES[i % len(LINESTYLES)])
+
+
+def _num(x):
+    """2 decimals, or 2 significant digits where the value is far from 1 (1.2e-05, 3.4e+03)."""
+    return fmt(x) if x == 0 or 0.01 <= abs(x) < 1000 else f"{x:.1e}"
 
 
 def _check_positive(name, value):
@@ -60,21 +72,26 @@ def timing_figure(lengths, times, d_model):
     _check_positive("d_model", d_model)
     n = torch.tensor(lengths, dtype=torch.float64)
     fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(11, 3.8))   # ≤ 11 in: readable in the column
+    # attention dashed orange squares, RNNs solid blue circles, as in the other panels; others apart
+    kinds = {True: iter([(ORANGE, "--"), (SKY, ":"), (BLACK, "-.")]),
+             False: iter([(BLUE, "-"), (VERMILLION, "-."), (GREEN, ":"), (PURPLE, "--")])}
     for label, secs in times.items():
-        style = "s-" if "attention" in label else "o-"
-        ax_t.loglog(lengths, [s * 1e3 for s in secs], style, label=label)
+        color, ls = next(kinds["attention" in label], (None, "-"))
+        ax_t.loglog(lengths, [s * 1e3 for s in secs], "s" if "attention" in label else "o", label=label,
+                    color=color, ls=ls)
     ax_t.set(xlabel="sequence length n", ylabel="forward pass (ms)", title="measured wall time")
     ax_t.legend(fontsize=9)
 
-    ax_s.loglog(lengths, n, "o-", color="tab:blue", label="RNN: n (one per position)")
-    ax_s.loglog(lengths, torch.ones_like(n), "s-", color="tab:green", label="attention: 1")
+    ax_s.loglog(lengths, n, "o-", color=BLUE, label="RNN: n (one per position)")
+    ax_s.loglog(lengths, torch.ones_like(n), "s--", color=ORANGE, label="attention: 1")
     ax_s.set(xlabel="sequence length n", ylabel="sequential steps", title="steps that wait for each other")
     ax_s.set_ylim(0.5, float(n.max()) * 2)
     ax_s.legend(fontsize=9)
 
     d = float(d_model)
-    ax_w.loglog(lengths, 2 * n * d * d, "o-", color="tab:blue", label="RNN: 2·n·d²")
-    ax_w.loglog(lengths, 4 * n * d * d + 2 * n * n * d, "s-", color="tab:green",
+    rnn_work, attention_work = 2 * n * d * d, 4 * n * d * d + 2 * n * n * d
+    ax_w.loglog(lengths, rnn_work, "o-", color=BLUE, label="RNN: 2·n·d²")
+    ax_w.loglog(lengths, attention_work, "s--", color=ORANGE,
                 label="attention: 4·n·d² + 2·n²·d")
     ax_w.set(xlabel="sequence length n", ylabel="multiply-adds", title=f"total work (d = {d_model})")
     ax_w.legend(fontsize=9)
@@ -84,7 +101,13 @@ def timing_figure(lengths, times, d_model):
         ax.set_xticks(shown, [str(v) for v in shown])
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     fig.tight_layout()
-    return fig
+    first, last = lengths[0], lengths[-1]
+    measured = "; ".join(f"{label} {_num(secs[0] * 1e3)} ms at n = {first}, {_num(secs[-1] * 1e3)} ms at n = {last}"
+                         for label, secs in times.items())
+    return describe(fig, f"Measured forward-pass time against sequence length n (log–log): {measured}. An RNN "
+                         f"needs n sequential steps, one attention layer 1; but at n = {last} "
+                         f"and d = {d_model} attention does {_num(attention_work[-1])} multiply-adds, the RNN "
+                         f"{_num(rnn_work[-1])}.")
 
 
 @functools.lru_cache(maxsize=8)
@@ -171,14 +194,17 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
         raise ValueError("nonlinearities must list at least one of 'linear', 'tanh', 'relu'")
     fig, axes = plt.subplots(1, len(nonlinearities), figsize=(5.2 * len(nonlinearities), 3.8),
                              sharey=True, squeeze=False)
-    shown = []                                       # every plotted value: the axis fits them all
+    shown, said = [], []                             # every plotted value: the axis fits them all
     for ax, nl in zip(axes[0], nonlinearities):
-        for r in radii:
+        ends = []
+        for i, r in enumerate(radii):
             norms = jacobian_norms(r, nl, T, input_scale=input_scale)
-            _plot_norms(ax, norms, color=_COLORS.get(r), label=f"ρ = {r:g}")
+            _plot_norms(ax, norms, label=f"ρ = {r:g}", **_style(i, _RADIUS_COLORS))
             shown.append(norms[norms > 0])
+            ends.append(f"{_num(norms[-1].item())} for ρ = {r:g}")
         title = "σ = identity (linear RNN)" if nl == "linear" else f"σ = {nl}"
         ax.set(xlabel="steps t from h_0 to h_t", title=title)
+        said.append(f"with {title}: " + ", ".join(ends))
     shown = torch.cat(shown)
     if len(shown):   # whole decades around the data, so no curve leaves the plot and no decade is empty
         low, high = math.floor(math.log10(shown.min().item())), math.ceil(math.log10(shown.max().item()))
@@ -188,12 +214,14 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
         axes[0][0].set_yticks([10.0 ** k for k in range(low - low % step, high + 1, step) if k >= low])
         axes[0][0].yaxis.set_minor_locator(ticker.NullLocator())
     for ax in axes[0]:
-        ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+        ax.axhline(1.0, color=GREY, lw=0.8, ls=":")
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("‖∂h_t / ∂h_0‖")
     axes[0][0].legend(fontsize=8, title="spectral radius of W")
     fig.tight_layout()
-    return fig
+    return describe(fig, f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {T} (log scale), one curve per "
+                         f"spectral radius ρ of W, input strength {input_scale:.2f}; at t = {T} it reaches "
+                         + "; ".join(said) + ".", extra_values=(input_scale, 0))
 
 
 class GradientNormPlot(LivePlot):
@@ -223,13 +251,13 @@ class GradientNormPlot(LivePlot):
         self.references, self.reference_labels = [], []
         for r in STANDARD_RADII:
             self.references += ax.semilogy(range(T + 1), ones, color="lightgray", lw=1)
-            self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color="gray", fontsize=7))
-        (self.bold,) = ax.semilogy(range(T + 1), ones, color="tab:purple", lw=2.5, label="ρ")
-        (self.power,) = ax.semilogy(range(T + 1), ones, ":", color="tab:purple", lw=1, label="ρ^t")
+            self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color=GREY, fontsize=7))
+        (self.bold,) = ax.semilogy(range(T + 1), ones, color=BLUE, lw=2.5, label="ρ")
+        (self.power,) = ax.semilogy(range(T + 1), ones, ":", color=BLUE, lw=1, label="ρ^t")
         ax.set_ylim(1e-16, 1e12)
         ax.set_xlim(0, T * 1.08)
         # moving only to stay drawn over the curves, as in a figure drawn in one go
-        self.one = ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+        self.one = ax.axhline(1.0, color=GREY, lw=0.8, ls=":")
         ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖")
         self.title = ax.set_title(" ")
         self.legend = ax.legend(fontsize=8, loc="lower left")
@@ -260,6 +288,16 @@ class GradientNormPlot(LivePlot):
         self.title.set_text(f"σ = {nonlinearity}, ρ = {radius:.2f}:  "
                             f"‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
 
+    def describe(self, radius, nonlinearity, input_scale):
+        T = self.T
+        end, *ends = (jacobian_norms(r, nonlinearity, T, input_scale=input_scale)[-1].item()
+                      for r in (radius, *STANDARD_RADII))
+        grey = ", ".join(f"{_num(e)} for ρ = {r:g}" for r, e in zip(STANDARD_RADII, ends))
+        return dict(text=f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {T} (log scale) for σ = "
+                         f"{nonlinearity}, input strength {input_scale:.2f}: with ρ = {radius:.2f} (bold) it reaches "
+                         f"{_num(end)} at t = {T}, where ρ^t is {_num(radius ** T)}; the grey curves reach {grey}.",
+                    extra_values=(input_scale, 0))
+
 
 def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
     """The widget's view: the chosen radius in bold over the standard radii in grey."""
@@ -274,16 +312,21 @@ def distance_figure(distances, norms):
     distances = list(distances)
     _check_series("norms", distances, norms)
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for label, ys in norms.items():
+    near, far = int(np.argmin(distances)), int(np.argmax(distances))
+    said = []
+    for i, (label, ys) in enumerate(norms.items()):
         y = torch.as_tensor(ys, dtype=torch.float64).clone()
         y[y <= 0] = float("nan")
-        ax.semilogy(distances, y, "o-" if "RNN" in label else "s-", ms=3, label=label)
+        ax.semilogy(distances, y, "o" if "RNN" in label else "s", ms=3, label=label, **_style(i))
+        said.append(f"{label} {_num(max(float(ys[near]), 0.0))} at distance {distances[near]} and "
+                    f"{_num(max(float(ys[far]), 0.0))} at distance {distances[far]}")
     ax.set(xlabel="distance (steps) between input j and the last output",
            ylabel="‖∂(last output) / ∂x_j‖", title="how strongly the last output depends on input j")
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    return fig
+    return describe(fig, "Gradient norm of the last output with respect to input j against the distance between "
+                         "them (log scale): " + "; ".join(said) + ".", extra_values=(0,))
 
 
 def recall_figure(ns, accuracies, chance):
@@ -293,9 +336,9 @@ def recall_figure(ns, accuracies, chance):
     if not 0 < chance < 1:
         raise ValueError(f"chance must be a probability in (0, 1), got chance={chance}")
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for label, acc in accuracies.items():
-        ax.plot(ns, [100 * a for a in acc], "s-" if "attention" in label else "o-", label=label)
-    ax.axhline(100 * chance, color="gray", ls="--", lw=1, label=f"chance ({100 * chance:.1f} %)")
+    for i, (label, acc) in enumerate(accuracies.items()):
+        ax.plot(ns, [100 * a for a in acc], "s" if "attention" in label else "o", label=label, **_style(i))
+    ax.axhline(100 * chance, color=GREY, ls=":", lw=1, label=f"chance ({100 * chance:.1f} %)")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_ylim(0, 105)
@@ -304,4 +347,7 @@ def recall_figure(ns, accuracies, chance):
     ax.legend(fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    return fig
+    said = "; ".join(f"{label} {100 * acc[0]:.1f} % at n = {ns[0]}, {100 * acc[-1]:.1f} % at n = {ns[-1]}"
+                     for label, acc in accuracies.items())
+    return describe(fig, f"Test accuracy at recalling the first token against the number of distractors n (log "
+                         f"scale), chance {100 * chance:.1f} %: {said}.")

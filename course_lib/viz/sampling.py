@@ -15,13 +15,32 @@ from matplotlib.artist import Artist
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox, IdentityTransform
 
+from .describe import describe, fmt
 from .live import LivePlot
+from .palette import BLUE, GREY
 
 __all__ = ["next_token_bars", "sample_panel"]
 
 
 def _label(ch):
     return {"\n": "\\n", " ": "␣"}.get(ch, ch)
+
+
+def _spoken(name):
+    """A bar's label (as drawn) in words: ␣ -> 'space', \\n -> 'newline', c -> 'c'."""
+    return {"␣": "space", "\\n": "newline"}.get(name, f"'{name}'")
+
+
+def _bars_words(heights, names, what="character", said=5):
+    """(phrase, table, derived numbers) for next-token bars, most likely first."""
+    heights = [float(h) for h in heights]
+    zeros = sum(h == 0 for h in heights)
+    words = ", ".join(f"{_spoken(nm)} {fmt(h)}" for nm, h in zip(names[:said], heights[:said]))
+    words += f"; the {len(heights)} bars hold {fmt(sum(heights))} of the probability"
+    if zeros:
+        words += f", {zeros} of them exactly 0"
+    table = ([what, "probability"], [[_spoken(nm), h] for nm, h in zip(names, heights)])
+    return words, table, [sum(heights), zeros, len(heights)]
 
 
 def _check_probs(probs, labels):
@@ -45,13 +64,14 @@ _ZERO_LABEL = "characters with probability 0 (cut by top-k) in alphabetical orde
 def _bars(ax, p, labels, top, title):
     idx = _most_likely(p.tolist(), labels, min(top, p.shape[0]))
     values = p[idx]
-    ax.bar(range(len(idx)), values.numpy(), color=["tab:blue" if v > 0 else "tab:gray" for v in values.tolist()])
+    ax.bar(range(len(idx)), values.numpy(), color=[_bar_colour(v) for v in values.tolist()])
     ax.set_xticks(range(len(idx)), [_label(labels[i]) for i in idx], fontfamily="monospace")
     if (values == 0).any():
         ax.set_xlabel(_ZERO_LABEL, fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("probability")
     ax.set_title(title, fontsize=10)
+    return [_label(labels[i]) for i in idx], values.tolist()
 
 
 def next_token_bars(probs, labels, top=20, title="next-token distribution"):
@@ -61,9 +81,11 @@ def next_token_bars(probs, labels, top=20, title="next-token distribution"):
         raise ValueError(f"top must be an int >= 1, got {top!r}")
     p = _check_probs(probs, labels)
     fig, ax = plt.subplots(figsize=(7, 2.4))
-    _bars(ax, p, labels, top, title)
+    names, heights = _bars(ax, p, labels, top, title)
     fig.tight_layout()
-    return fig
+    words, table, extra = _bars_words(heights, names, "token")
+    return describe(fig, f"{title[:1].upper() + title[1:]}: the {len(names)} most likely next tokens of {len(labels)}, "
+                         f"probability as bar height: {words}.", table=table, extra_values=[*extra, len(labels)])
 
 
 def _keep_tops(fig, height):
@@ -254,6 +276,13 @@ class SamplePanel(BarsOverText):
             self._names = names
         self.bars_title.set_text(self._bars_title(**values))
 
+    def describe(self, prompt, sampled, pending, heights, names, lines, **values):
+        words, table, extra = _bars_words(heights, names)
+        title, sample = self._bars_title(**values), "\n".join(lines).strip()
+        return dict(text=f"Probability of the {title}: {words}. "
+                         f"Below, the sample{' so far' if pending else ''} (the prompt {prompt!r} + {sampled} sampled "
+                         f"characters): “{sample}”", table=table, extra_values=extra)
+
     @staticmethod
     def _bars_title(temperature, top_k, **_):
         mode = "greedy (T = 0)" if temperature == 0 else f"T = {temperature:.2f}"
@@ -268,7 +297,7 @@ class SamplePanel(BarsOverText):
 
 
 def _bar_colour(p):
-    return "tab:blue" if p > 0 else "tab:gray"
+    return BLUE if p > 0 else GREY
 
 
 def sample_panel(prompt, text, probs, labels, temperature, top_k, top=20, width=72, pending=False):

@@ -10,8 +10,10 @@ import numpy as np
 import torch
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .encoder_decoder import attention_heatmap
+from .describe import describe, fmt
+from .encoder_decoder import _heatmap_words, _row_peaks, _weights_table, attention_heatmap
 from .live import LivePlot
+from .palette import BLACK, BLUE, CYCLE, GREEN, GREY, ORANGE, SKY, VERMILLION
 
 __all__ = [
     "label_smoothing_bars",
@@ -67,20 +69,20 @@ class LabelSmoothingBars(LivePlot):
         self._start = [(ax.get_position(original=True).frozen(), ax.get_position().frozen()) for ax in self.axes]
         shown, right = self.shown, self.right
         x = np.arange(shown)
-        a.bar(x - 0.2, self.targets(0.0)[:shown].numpy(), 0.4, label="one-hot (ε = 0): 0 elsewhere", color="#bbbbbb")
-        self.bars = a.bar(x + 0.2, self.targets(smoothing)[:shown].numpy(), 0.4, label="smoothed", color="tab:blue")
+        a.bar(x - 0.2, self.targets(0.0)[:shown].numpy(), 0.4, label="one-hot (ε = 0): 0 elsewhere", color=GREY)
+        self.bars = a.bar(x + 0.2, self.targets(smoothing)[:shown].numpy(), 0.4, label="smoothed", color=BLUE)
         a.set_xticks(x, [str(i) for i in x])
         # Log scale: the other tokens' share (ε/(V−1) ≈ 0.003 at ε = 0.1) is invisible on a linear axis.
         a.set_yscale("log")
         a.set(xlabel=f"token id (first {shown} of V = {self.vocab_size})", ylabel="q(v), log scale",
               ylim=(1e-4, 3), title=f"target q for right token {right} (log scale)")
         self.right_value = a.text(right + 0.3, 1.0, "", fontsize=9)
-        self.other_value = a.text(self.other + 0.2, 1.0, "", fontsize=9, ha="center", color="tab:blue")
+        self.other_value = a.text(self.other + 0.2, 1.0, "", fontsize=9, ha="center", color=BLUE)
         self.legend = a.legend(fontsize=9, loc="center right")      # between the 0.003 bars and the tall one
-        b.plot(self.eps, self.floor, color="tab:blue")
-        self.line = b.axvline(smoothing, color="tab:red", ls=":")
-        (self.point,) = b.plot([smoothing], [0.0], "o", color="tab:red")
-        self.value = b.text(smoothing + 0.01, 0.0, "", va="top", fontsize=9, color="tab:red")
+        b.plot(self.eps, self.floor, color=BLUE)
+        self.line = b.axvline(smoothing, color=VERMILLION, ls=":")
+        (self.point,) = b.plot([smoothing], [0.0], "o", color=VERMILLION)
+        self.value = b.text(smoothing + 0.01, 0.0, "", va="top", fontsize=9, color=BLACK)
         b.set(xlabel="smoothing ε", ylabel="loss floor H(q) (nats)", title="lowest reachable loss")
         # The legend lies over the bars: drawn after them.
         return [*self.bars, self.right_value, self.other_value, self.legend, self.line, self.point, self.value]
@@ -111,6 +113,15 @@ class LabelSmoothingBars(LivePlot):
             self._frame = frame
             self.redraw_frame()     # the panels moved: the kept frame is stale
 
+    def describe(self, smoothing):
+        q = self.targets(smoothing)
+        right, low, here = float(q[self.right]), float(q[self.other]), _entropy(q)
+        rest = f"{low:.2g} on each other token" if low > 0 else "0 elsewhere"
+        return (f"Training target q for one position, right token {self.right} of V = {self.vocab_size} (log "
+                f"scale): one-hot puts 1 on it and 0 elsewhere; smoothed with ε = {smoothing:g} it puts "
+                f"{fmt(right)} on it and {rest}. Right: the lowest reachable loss H(q) rises from {fmt(self.floor[0])} "
+                f"at ε = 0 to {fmt(self.floor[-1])} at ε = 0.5; at ε = {smoothing:g} it is {fmt(here)} nats.")
+
     def _lay_out(self, smoothing):
         """Place the panels as constrained layout does for a new figure with this ε."""
         if smoothing not in self._layouts:
@@ -137,7 +148,7 @@ def label_smoothing_bars(vocab_size=35, smoothing=0.1, right=4, shown=12):
 
 def _entropy(q):
     q = q[q > 0]
-    return float(-(q * q.log()).sum())
+    return float(-(q * q.log()).sum()) + 0.0      # + 0.0: a one-hot q gives 0, not -0
 
 
 def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
@@ -154,12 +165,15 @@ def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
     steps = np.arange(total)
     lr = np.array([peak_lr * warmup_cosine(int(s), warmup, total, min_ratio=0.0) for s in steps])
     fig, ax = plt.subplots(figsize=(7, 2.8))
-    ax.plot(steps, lr, color="tab:purple")
-    ax.axvspan(0, warmup, color="tab:orange", alpha=0.15, label=f"warm-up ({warmup} steps)")
+    ax.plot(steps, lr, color=BLUE)
+    ax.axvspan(0, warmup, color=ORANGE, alpha=0.15, label=f"warm-up ({warmup} steps)")
     ax.set(xlabel="training step", ylabel="learning rate", title="learning-rate schedule", xlim=(0, total))
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return fig
+    top = int(np.argmax(lr))
+    return describe(fig, f"Learning rate per training step, 0 to {total - 1}: linear warm-up over the first "
+                         f"{warmup} steps to the peak {lr[top]:.2g} at step {top}, then cosine decay to "
+                         f"{lr[-1]:.2g} at step {total - 1}.")
 
 
 def _smooth(y, k):
@@ -183,12 +197,13 @@ def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
     if len(steps) != len(loss) or len(loss) == 0:
         raise ValueError("history['step'] and history['loss'] must be non-empty and of equal length")
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
-    ax.plot(steps, loss, color="tab:blue", alpha=0.3, lw=0.8, label="loss per step")
-    ax.plot(steps, _smooth(loss, smooth), color="tab:blue", lw=1.8, label=f"running mean ({smooth} steps)")
+    mean = _smooth(loss, smooth)
+    ax.plot(steps, loss, color=SKY, alpha=0.7, lw=0.8, label="loss per step")      # light and thin: the
+    ax.plot(steps, mean, color=BLUE, lw=1.8, label=f"running mean ({smooth} steps)")  # mean stands out
     if resumed_at is not None:
-        ax.axvline(resumed_at, color="tab:green", ls="--", label=f"resumed from checkpoint (step {resumed_at})")
+        ax.axvline(resumed_at, color=GREEN, ls="--", label=f"resumed from checkpoint (step {resumed_at})")
     if floor is not None:
-        ax.axhline(floor, color="tab:red", ls=":", label=f"label-smoothing floor {floor:.3f}")
+        ax.axhline(floor, color=VERMILLION, ls=":", label=f"label-smoothing floor {floor:.3f}")
     if log:  # log scale, plain tick labels
         from matplotlib.ticker import NullFormatter, ScalarFormatter
 
@@ -201,7 +216,18 @@ def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
            title="training loss" + (" (log scale)" if log else ""))
     ax.legend(fontsize=9)
     fig.tight_layout()
-    return fig
+    low = int(np.argmin(mean))
+    text = (f"Training loss (cross-entropy in nats{', log scale' if log else ''}) over steps {steps[0]} to "
+            f"{steps[-1]}: per step from {fmt(loss[0])} to {fmt(loss[-1])}; the running mean over {smooth} steps "
+            f"ends at {fmt(mean[-1])}, lowest {fmt(mean[low])} at step {steps[low]}.")
+    if resumed_at is not None:
+        text += f" Training resumed from a checkpoint at step {resumed_at}."
+    if floor is not None:
+        gap = float(mean[-1] - floor)
+        text += f" The label-smoothing floor is {fmt(floor)}: the running mean ends {fmt(abs(gap))} " + \
+            ("above" if gap >= 0 else "below") + " it."
+        return describe(fig, text, extra_values=[abs(gap)])
+    return describe(fig, text)
 
 
 def _labels_check(cross, src_tokens, out_tokens):
@@ -237,7 +263,16 @@ def cross_attention_grid(cross, src_tokens, out_tokens, title=None):
             ax.set_title(f"L{layer} " + ("mean" if j == h else f"head {j}"), fontsize=10)
     fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02, label="attention weight")
     fig.suptitle(title or "rows: German piece being predicted · columns: English words", fontsize=10)
-    return fig
+    maps = [(f"layer {layer} " + ("mean" if j == h else f"head {j}"), (w.mean(0) if j == h else w[j]).numpy())
+            for layer, w in enumerate(cross) for j in range(h + 1)]
+    name, top = max(((n, m) for n, m in maps if "mean" not in n), key=lambda nm: nm[1].max())
+    i, k = np.unravel_index(top.argmax(), top.shape)
+    text = (f"Cross-attention of {len(out_tokens)} German pieces (rows, the piece being predicted) over "
+            f"{len(src_tokens)} English words (columns), in {n_layers} layers × {h} heads and each layer's mean "
+            f"over heads, shaded from 0 to 1. Strongest weight: {name}, '{out_tokens[i]}' → '{src_tokens[k]}' "
+            f"{fmt(top[i, k])}. In the {maps[-1][0]}, {_row_peaks(maps[-1][1], out_tokens, src_tokens, most=4)}.")
+    rows = [r for n, m in maps for r in _weights_table(m, out_tokens, src_tokens, prefix=f"{n}: ")[1]]
+    return describe(fig, text, table=(["map: German piece"] + list(map(str, src_tokens)), rows))
 
 
 def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
@@ -265,11 +300,15 @@ def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
     wrap = max(30, int(width * 11))                                     # characters per title line
     title = "\n".join(textwrap.wrap(" ".join(result["source"]), wrap) +
                       textwrap.wrap(f"→ {result['german']}   ({where})", wrap))
-    fig = attention_heatmap(w, out_tokens, result["source"], xlabel="English words (keys, values)",
-                            ylabel="German piece being predicted", title=title)
+    xlabel, ylabel = "English words (keys, values)", "German piece being predicted"
+    fig = attention_heatmap(w, out_tokens, result["source"], xlabel=xlabel, ylabel=ylabel, title=title)
     fig.set_size_inches(width, max(3.2, 0.38 * len(out_tokens) + 1.8 + 0.2 * title.count("\n")))
     fig.tight_layout()
-    return fig
+    what = f"Cross-attention while translating '{' '.join(result['source'])}' into '{result['german']}' ({where})"
+    return describe(fig, **_heatmap_words(w.numpy(), out_tokens, result["source"], what, ylabel, xlabel))
+
+
+_HATCHES = ("", "//", "..", "xx", "\\\\", "++", "oo")   # a second model's bars differ by more than colour
 
 
 def accuracy_by_length(results, title="mistakes by number of digits"):
@@ -295,12 +334,20 @@ def accuracy_by_length(results, title="mistakes by number of digits"):
     fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.8 / len(parsed)
     top = 0.0
+    said, cells, totals = [], [], []
     for k, (name, (digits, correct)) in enumerate(parsed.items()):
         total = [int((digits == d).sum()) for d in lengths]
         wrong = [int((~correct[digits == d]).sum()) for d in lengths]
         rate = [w / t if t else 0.0 for w, t in zip(wrong, total)]
         top = max(top, *rate)
-        bars = ax.bar(np.arange(len(lengths)) + (k - (len(parsed) - 1) / 2) * width, rate, width, label=name)
+        bars = ax.bar(np.arange(len(lengths)) + (k - (len(parsed) - 1) / 2) * width, rate, width, label=name,
+                      color=CYCLE[k % len(CYCLE)], hatch=_HATCHES[k % len(_HATCHES)], edgecolor="white", lw=0)
+        worst = int(np.argmax(rate))
+        totals += [sum(wrong), sum(total)]
+        said.append(f"{name} {sum(wrong)} of {sum(total)}" + (
+            f", the most at {lengths[worst]} digits: {wrong[worst]} of {total[worst]} ({100 * rate[worst]:.1f}%)"
+            if sum(wrong) else ""))
+        cells.append([f"{w} of {t} ({100 * r:.1f}%)" for w, t, r in zip(wrong, total, rate)])
         for b, w, t in zip(bars, wrong, total):
             ax.annotate(f"{w} of {t}", (b.get_x() + b.get_width() / 2, b.get_height()), xytext=(0, 2),
                         textcoords="offset points", ha="center", va="bottom", fontsize=8)
@@ -314,4 +361,7 @@ def accuracy_by_length(results, title="mistakes by number of digits"):
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parsed), frameon=False,
               title=("exact match = 100 % minus the bar" + note), title_fontsize=8)
     fig.tight_layout()
-    return fig
+    text = f"Held-out numbers translated wrong, by number of digits ({', '.join(map(str, lengths))}): "
+    text += "; ".join(said) + "." + note
+    rows = [[f"{d} digits"] + [c[i] for c in cells] for i, d in enumerate(lengths)]
+    return describe(fig, text, table=(["digits"] + [f"{n}: wrong" for n in parsed], rows), extra_values=totals)
