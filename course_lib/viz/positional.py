@@ -62,8 +62,11 @@ def _similarity(pe):
 
 
 def _num(x):
-    """2 decimals, or 2 significant digits where the value is far from 1 (1.2e-05, 3.4e+03)."""
-    return fmt(x) if x == 0 or 0.01 <= abs(x) < 1000 else f"{x:.1e}"
+    """2 decimals, or 2 significant digits where the value is far from 1 (0.00032, 3.4e+03):
+    plain decimals down to 1e-4, where e-notation would read as float rounding noise."""
+    if x == 0 or 0.01 <= abs(x) < 1000:
+        return fmt(x)
+    return f"{x:.2g}" if abs(x) >= 1e-4 and abs(x) < 1000 else f"{x:.1e}"
 
 
 def _table_words(pe, base):

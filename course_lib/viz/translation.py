@@ -173,7 +173,13 @@ def warmup_schedule_plot(warmup=50, total=300, peak_lr=3e-3):
     top = int(np.argmax(lr))
     return describe(fig, f"Learning rate per training step, 0 to {total - 1}: linear warm-up over the first "
                          f"{warmup} steps to the peak {lr[top]:.2g} at step {top}, then cosine decay to "
-                         f"{lr[-1]:.2g} at step {total - 1}.")
+                         f"{_end_lr(lr[-1], lr[top])} at step {total - 1}.")
+
+
+def _end_lr(end, peak):
+    """The last learning rate in words: "nearly 0" below 0.1 % of the peak (a value like
+    1.2e-07 would read as rounding noise, and is one on another machine)."""
+    return "nearly 0" if end < 1e-3 * peak else f"{end:.2g}"
 
 
 def _smooth(y, k):
