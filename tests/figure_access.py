@@ -73,3 +73,43 @@ def series_problems(fig):
             if d < MIN_DELTA_E:
                 problems.append(f"{la!r} vs {lb!r}: ΔE {d:.1f} for {who} (same style {sa})")
     return problems
+
+
+def _luminance(colour):
+    def channel(c):
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in to_rgb(colour))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(fg, bg="white"):
+    """WCAG 2.1 contrast ratio of two colours (1 to 21)."""
+    a, b = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def low_contrast_texts(fig):
+    """Texts on the white figure or axes background below WCAG AA (4.5:1; 3:1 from 14 pt
+    bold or 18 pt). Texts inside an axes that shows an image (cell annotations, which
+    pick black or white for their cell) are left to their figure's own rule."""
+    from matplotlib.text import Text
+    bad = []
+    for text in fig.findobj(Text):
+        if not (text.get_visible() and text.get_text().strip()):
+            continue
+        ax = text.axes
+        if ax is not None and ax.images:
+            continue
+        bbox = text.get_bbox_patch()
+        bg = bbox.get_facecolor() if bbox is not None else (ax.get_facecolor() if ax is not None else fig.get_facecolor())
+        if to_rgb(bg) != (1.0, 1.0, 1.0):
+            continue                            # on a coloured box: not judged here
+        size, bold = text.get_fontsize(), str(text.get_fontweight()) in ("bold", "700", "heavy")
+        need = 3.0 if size >= 18 or (bold and size >= 14) else 4.5
+        alpha = text.get_alpha()
+        fg = to_rgb(text.get_color())
+        if alpha is not None and alpha < 1:     # blended onto white
+            fg = tuple(alpha * c + (1 - alpha) for c in fg)
+        if contrast(fg) < need:
+            bad.append(f"{text.get_text()[:30]!r} {contrast(fg):.1f}:1")
+    return bad

@@ -22,7 +22,7 @@ import course_lib.viz as viz  # noqa: E402
 from course_lib.viz.describe import (  # noqa: E402
     describe, description, figure_mimebundle, is_placeholder, unsupported_numbers)
 from course_lib.viz.palette import ALLOWED_CMAPS  # noqa: E402
-from figure_access import series_problems, worst_delta_e  # noqa: E402
+from figure_access import contrast, low_contrast_texts, series_problems, worst_delta_e  # noqa: E402
 from test_viz_readable import FIGURES, INPUTS  # noqa: E402
 
 
@@ -50,6 +50,8 @@ def test_every_figure_is_readable_without_colour(name):
     try:
         problems = series_problems(fig)
         assert not problems, f"{name}: series told apart only by colour: {problems}"
+        faint = low_contrast_texts(fig)
+        assert not faint, f"{name}: texts below WCAG AA contrast on white: {faint[:5]}"
         cmaps = {im.get_cmap().name for ax in fig.axes for im in ax.images}
         assert cmaps <= ALLOWED_CMAPS, f"{name}: colour maps {cmaps - ALLOWED_CMAPS} are not colour-blind safe"
     finally:
@@ -93,6 +95,16 @@ def test_a_described_figure_carries_its_alt_in_metadata_and_html():
     plt.close(fig)
     assert figure_mimebundle(_weights_figure()) is None      # undescribed: IPython's own PNG
     plt.close("all")
+
+
+def test_the_contrast_check_rejects_light_grey_text():
+    assert contrast("black") == 21 and 4.5 <= contrast("#6E6E6E") < 5.2   # palette.GREY
+    fig, ax = plt.subplots()
+    ax.text(0.5, 0.5, "uniform", color="0.6")
+    assert low_contrast_texts(fig) and "uniform" in low_contrast_texts(fig)[0]
+    ax.texts[0].set_color("#6E6E6E")
+    assert low_contrast_texts(fig) == []
+    plt.close(fig)
 
 
 def test_the_colour_check_rejects_red_green_and_accepts_styles():

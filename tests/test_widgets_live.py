@@ -288,3 +288,21 @@ def test_a_figure_closed_under_the_worker_is_drawn_once_more():
     w = live_figure(viz, x=W.IntSlider(value=0, max=10))
     w.children[0].value = 4
     assert calls == [0, 4, 4] and _title(w) == "value 4" and _status(w) == (1, 1, 1)
+
+
+def test_the_caption_says_what_the_figure_shows_and_follows_the_slider():
+    """The caption (the picture's alt and the live text, widgets/_caption.py) is the
+    figure's description for the value shown; a figure without one leaves it empty."""
+    from course_lib.viz.describe import describe
+
+    def described(x):
+        fig = _figure(x)
+        return describe(fig, f"A line at value {x}.")
+
+    w = live_figure(described, x=W.IntSlider(value=2, max=10))
+    assert w.children[-2] is w.caption and w.caption.text == "A line at value 2."
+    w.children[0].value = 7
+    assert w.caption.text == "A line at value 7."
+    assert "role" in w.caption._esm and 'aria-live", "polite"' in w.caption._esm
+    plain = live_figure(_figure, value=W.IntSlider(value=2, max=10))
+    assert plain.caption.text == ""

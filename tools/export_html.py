@@ -7,8 +7,8 @@ and a `mathjax/` folder. Nothing on the pages is fetched from the network:
 
 - **Figures** (PNG outputs) are embedded in the page as base64, and so are images
   that the prose references (`embed_images`). A figure's `alt` is its description
-  (`course_lib.viz.describe`: the output's `text/html` or its `alt` metadata; an
-  explorer's picture takes its caption), never nbconvert's placeholder.
+  (`course_lib.viz.describe`: the output's `text/html`; an explorer's picture takes
+  its caption's text), never nbconvert's placeholder.
 - **Accessibility**: code is highlighted in accessible-pygments' high-contrast style
   and prompts darkened (WCAG AA contrast); tests/test_accessibility.py audits the pages
   with axe-core.
@@ -261,9 +261,11 @@ class StaticWidget:
         elif name == "ImageModel":             # an explorer's figure (course_lib/widgets/_wiring.py)
             data, fmt = self.buffer(model_id, "value"), st.get("format", "png")
             if data and fmt in ("png", "jpeg", "gif"):
-                alt = {f"image/{fmt}": {"alt": self.alt}} if self.alt else {}
-                self.items.append(("output", nbformat.v4.new_output(
-                    "display_data", data={f"image/{fmt}": data, "text/plain": "<figure>"}, metadata=alt)))
+                shown = {f"image/{fmt}": data, "text/plain": "<figure>"}
+                if self.alt:                # nbconvert writes its placeholder on an <img> without alt
+                    shown["text/html"] = (f'<img src="data:image/{fmt};base64,{data}" '
+                                          f'alt="{html.escape(self.alt, quote=True)}"/>')
+                self.items.append(("output", nbformat.v4.new_output("display_data", data=shown)))
         elif name == "AnyModel" and st.get("text"):     # an explorer's caption (widgets/_caption.py)
             self.items.append(("html", f'<p class="course-caption">{html.escape(st["text"])}</p>'))
         elif name in ("HTMLModel", "HTMLMathModel", "LabelModel"):

@@ -8,8 +8,9 @@ grid) also gets a `table`: the reader reaches it under the picture.
 Where the description goes:
 - in a notebook, `enable_in_ipython()` (called when `course_lib.viz` is imported in a
   kernel) makes IPython display a described Figure as a PNG whose output metadata holds
-  the `alt` (the convention nbconvert reads), plus an `<img alt=…>` in `text/html`, which
-  JupyterLab and the HTML export show with its alt (JupyterLab ignores the metadata);
+  the `alt` (the convention proposed for Jupyter outputs), plus an `<img alt=…>` in
+  `text/html`, which JupyterLab and the HTML export show with its alt (both ignore the
+  metadata: nbconvert 7.17 puts a placeholder on every `<img>` without one);
 - in an explorer, `course_lib.widgets` puts it on the picture and in a live text.
 
 `unsupported_numbers(fig)` lists the numbers of a description that nothing drawn on the

@@ -36,20 +36,23 @@ function labelOf(widget) {
 }
 
 function nameControls(box) {
-  for (const widget of box.querySelectorAll(":scope > .jupyter-widgets")) {
-    const name = labelOf(widget);
+  // Each control's widget element (not every one carries the "jupyter-widgets" class:
+  // a SelectionSlider's does not) holds its <label class="widget-label">.
+  for (const handle of box.querySelectorAll("[role=slider]")) {
+    const widget = handle.closest(".widget-slider, .widget-inline-hbox");
+    const name = widget ? labelOf(widget) : "";
     if (!name) continue;
-    for (const handle of widget.querySelectorAll("[role=slider]")) {
-      if (handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
-      const readout = widget.querySelector(".widget-readout");
-      const value = readout ? readout.textContent.trim() : handle.getAttribute("aria-valuenow");
-      const text = name + " " + value;
-      if (handle.getAttribute("aria-valuetext") !== text) handle.setAttribute("aria-valuetext", text);
-    }
-    for (const field of widget.querySelectorAll("select, input, textarea")) {
-      if (field.type === "checkbox" || field.labels?.length) continue;
-      if (field.getAttribute("aria-label") !== name) field.setAttribute("aria-label", name);
-    }
+    if (handle.getAttribute("aria-label") !== name) handle.setAttribute("aria-label", name);
+    const readout = widget.querySelector(".widget-readout");
+    const value = readout ? readout.textContent.trim() : handle.getAttribute("aria-valuenow");
+    const text = name + " " + value;
+    if (handle.getAttribute("aria-valuetext") !== text) handle.setAttribute("aria-valuetext", text);
+  }
+  for (const field of box.querySelectorAll("select, input, textarea")) {
+    if (field.type === "checkbox" || field.labels?.length || field.getAttribute("aria-label")) continue;
+    const widget = field.closest(".widget-inline-hbox");
+    const name = widget ? labelOf(widget) : "";
+    if (name) field.setAttribute("aria-label", name);
   }
 }
 
