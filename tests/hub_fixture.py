@@ -10,6 +10,7 @@ then checked here, with a last-resort userdel for any left over.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,8 @@ def hub():
     finally:
         left = _leftover_accounts(h.account_prefix)
         for name in left:                               # last resort; the test still fails
-            subprocess.run(["userdel", name], capture_output=True, timeout=60)
+            subprocess.run([shutil.which("userdel", path="/usr/sbin:/sbin") or "userdel", name],
+                           capture_output=True, timeout=60)
         assert not left, f"the hub's removal command left accounts behind: {left}"
 
 

@@ -123,21 +123,35 @@ def test_exported_pages_reflow_at_320_px_and_200_percent(pages, browser):
     assert not problems, "\n".join(problems)
 
 
-def test_class_board_passes_axe(browser):
+def test_class_board_passes_axe_and_shows_the_stuck_student_first(browser):
+    """The board as projected, 1366×768, with a planted stuck student (issue 30 §3): carol,
+    alphabetically last, is the first row, marked stuck in words; 0 axe-core violations."""
+    import time
+
     sys.path.insert(0, str(ROOT / "deploy" / "board"))
     import board
-    records = {"alice": {"attention": {"last": "ok", "attempts": 2}},
-               "bob": {"attention": {"last": "wrong", "attempts": 1, "hint": "softmax over the last axis?"}},
-               "carol": {}}
-    b = board.build(records, {"attention": "02", "positions": "03"}, unreadable=["dave"])
+    now = time.time()
+    records = {"alice": {"softmax": {"last": "ok", "attempts": 2, "time": now - 40}},
+               "bob": {"attention": {"last": "wrong", "attempts": 1, "hint": "softmax over the last axis?",
+                                     "time": now - 90, "wrong_times": [now - 90]}},
+               "carol": {"attention": {"last": "wrong", "attempts": 4, "hint": "divide by `sqrt(d_k)`",
+                                       "time": now - 20, "wrong_times": [now - 300, now - 200, now - 20]}},
+               "dave": {}}
+    b = board.build(records, board.exercise_lessons(), lesson="02", numbers=board.exercise_numbers(),
+                    unreadable=["erin"])
     page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.set_content(board.render(b, ["02", "03"]))
+    page.set_content(board.render(b, ["02", "03"], lesson="02"))
     violations = axe_support.audit(page)
     _record("class-board", violations)
     tree = page.locator("table").aria_snapshot()
+    first_row = page.locator("tbody tr").first.inner_text()
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    page.screenshot(path=str(OUT / "class-board-stuck-1366x768.png"))
     page.close()
     assert not violations, axe_support.summary(violations)
+    assert first_row.startswith("carol") and "stuck" in first_row and "2.2 attention: 3 wrong" in first_row, first_row
     assert "solved" in tree and "last check wrong" in tree and "not yet" in tree, tree
+    assert wide <= 1366
 
 
 @pytest.mark.parametrize("planted, rule", [

@@ -82,3 +82,71 @@ def test_names_and_hints_are_escaped():
                     {"e": "02"})
     page = board.render(b, ["02"])
     assert "<script>x" not in page and "<img" not in page and "&lt;img" in page
+
+
+# ---------------------------------------------------------------- who is stuck (issue 30 §3)
+NOW = 1_000_000.0
+
+
+def _wrong(times, hint="the mask was applied after `softmax`"):
+    return {"lesson": "02", "last": "wrong", "attempts": len(times), "hint": hint,
+            "time": max(times), "wrong_times": list(times)}
+
+
+def test_exercises_in_lesson_order_numbered_as_in_the_lessons():
+    numbers = board.exercise_numbers()
+    assert numbers["softmax"] == "2.1" and numbers["attention"] == "2.2" and numbers["self_attention"] == "2.3"
+    b = board.build({"x": {}}, board.exercise_lessons(), lesson="02", numbers=numbers, now=NOW)
+    assert [name for _, name in b.exercises] == ["softmax", "attention", "self_attention"]   # not alphabetical
+    page = board.render(b, ["02"], lesson="02")
+    assert page.index("2.1 softmax") < page.index("2.2 attention") < page.index("2.3 self_attention")
+    every = board.build({"x": {}}, board.exercise_lessons(), numbers=numbers, now=NOW).exercises
+    assert [n for _, n in every][:6] == ["center_rows", "rnn_forward", "grad_norm", "softmax", "attention",
+                                        "self_attention"]
+    assert len(numbers) == len(board.exercise_lessons()), "an exercise no lesson numbers"
+
+
+def test_the_stuck_student_comes_first_and_the_rule_is_on_the_page():
+    records = {
+        "amy": {"softmax": {"lesson": "02", "last": "ok", "attempts": 1, "time": NOW - 30}},
+        "bob": {"attention": _wrong([NOW - 400, NOW - 200, NOW - 60])},          # 3 wrong in 7 min: stuck
+        "cem": {"attention": _wrong([NOW - 3000, NOW - 2000, NOW - 60])},        # only 1 recent: not stuck
+        "dan": {"attention": dict(_wrong([NOW - 300, NOW - 200, NOW - 100]), last="ok")},   # solved it
+        "eve": {},
+        "zoe": {"softmax": _wrong([NOW - 590, NOW - 500, NOW - 400, NOW - 10])},  # stuck longest
+    }
+    exercises = {"softmax": "02", "attention": "02"}
+    numbers = {"softmax": "2.1", "attention": "2.2"}
+    b = board.build(records, exercises, numbers=numbers, now=NOW)
+    assert b.students[:2] == ["zoe", "bob"] and b.students[2:] == ["amy", "cem", "dan", "eve"]
+    assert b.stuck["bob"] == [("attention", 3, 400.0)] and not b.stuck["cem"] and not b.stuck["dan"]
+    page = board.render(b, ["02"])
+    assert page.index('<th scope="row">zoe</th>') < page.index('<th scope="row">bob</th>') \
+        < page.index('<th scope="row">amy</th>')
+    assert "<b>stuck</b>: 2.2 attention: 3 wrong in 7 min" in page and "2 stuck" in page
+    assert f"{board.STUCK_FAILS} or more of its\nchecks were wrong in the last {board.STUCK_WINDOW_S // 60} minutes" in page
+    assert "1 min ago" in page and "30 s ago" in page and "no check yet" in page
+    by_name = board.build(records, exercises, numbers=numbers, now=NOW, sort="name")
+    assert by_name.students == sorted(records)
+    assert 'href="?sort=stuck"' in board.render(by_name, ["02"], sort="name")
+
+
+def test_hints_are_text_with_code_formatting():
+    assert board.hint_html("softmax over `dim=-1`, not `dim=0` <b>") == \
+        "softmax over <code>dim=-1</code>, not <code>dim=0</code> &lt;b&gt;"
+    b = board.build({"bob": {"attention": _wrong([NOW - 5])}}, {"attention": "02"}, numbers={"attention": "2.2"}, now=NOW)
+    assert "the mask was applied after <code>softmax</code>" in board.render(b, ["02"])
+    assert "`" not in board.render(b, ["02"]).split("<h2>")[1]
+
+
+def test_a_check_keeps_the_times_of_the_last_wrong_checks(tmp_path, monkeypatch):
+    from course_lib.classroom import records
+
+    monkeypatch.setenv("COURSE_PROGRESS_FILE", str(tmp_path / "progress.json"))
+    clock = iter(range(100, 200))
+    monkeypatch.setattr(records.time, "time", lambda: float(next(clock)))
+    for _ in range(records.WRONG_TIMES_KEPT + 2):
+        records.record("attention", "02", "wrong", "h")
+    records.record("attention", "02", "ok")
+    entry = json.loads((tmp_path / "progress.json").read_text(encoding="utf-8"))["attention"]
+    assert entry["wrong_times"] == [float(t) for t in range(102, 112)] and entry["last"] == "ok"

@@ -126,6 +126,36 @@ def test_the_servers_environment_adds_the_hubs_jupyterhub():
 
 
 # ------------------------------------------------------------------ the removal command
+def _python_only_root_can_enter(folder: Path) -> Path:
+    """This environment's Python, reached through `folder` (mode 700, root's): its
+    pyvenv.cfg and lib/ linked in, so root runs it as the venv; any other account is
+    refused at the folder."""
+    folder.mkdir(mode=0o700)
+    (folder / "bin").mkdir()
+    prefix = Path(sys.prefix)
+    if (prefix / "pyvenv.cfg").is_file():
+        (folder / "pyvenv.cfg").write_bytes((prefix / "pyvenv.cfg").read_bytes())
+        (folder / "lib").symlink_to(prefix / "lib", target_is_directory=True)
+    python = folder / "bin" / "python"
+    python.symlink_to(Path(sys.executable).resolve())
+    os.chmod(folder, 0o700)
+    return python
+
+
+@pytest.mark.skipif(not Path("/usr/sbin/useradd").exists() and not Path("/sbin/useradd").exists(),
+                    reason="no useradd in an sbin folder (not a Linux with the account tools)")
+def test_account_tools_are_found_without_sbin_on_path(monkeypatch):
+    import accounts
+
+    monkeypatch.setenv("PATH", "/usr/local/bin:/usr/bin:/bin")      # `su` without `-`
+    assert Path(accounts.account_tool("useradd")).name == "useradd"
+    monkeypatch.setattr(accounts, "_SBIN", ())
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(accounts.AccountError, match="useradd was not found .*apt-get install passwd") as e:
+        accounts.account_tool("useradd")
+    assert "\n" not in str(e.value)
+
+
 @needs_root
 def test_remove_accounts_removes_what_the_hub_made(tmp_path):
     import pwd
@@ -142,9 +172,11 @@ def test_remove_accounts_removes_what_the_hub_made(tmp_path):
         assert stat.S_IMODE(os.stat(homes / "carol").st_mode) == 0o700
         assert accounts.ledger(runtime) == [prefix + "carol"]
         # The hub checks, before any server starts, that the account can run the servers'
-        # Python as itself: a venv of pyenv's Python under /root (mode 700) cannot.
+        # Python as itself: a venv of pyenv's Python under /root (mode 700) cannot. Such a
+        # Python is built here (the one running the tests may be the system's, which every
+        # account can run): this venv's interpreter, seen through a folder only root enters.
         with pytest.raises(accounts.AccountError, match="cannot run the servers' Python") as e:
-            accounts.check_can_run(entry, Path(sys.executable))
+            accounts.check_can_run(entry, _python_only_root_can_enter(tmp_path / "private"))
         assert "\n" not in str(e.value)
         if (ROOT / ".venv-servers" / "bin" / "python").is_file():
             accounts.check_can_run(entry, ROOT / ".venv-servers" / "bin" / "python")
@@ -166,4 +198,4 @@ def test_remove_accounts_removes_what_the_hub_made(tmp_path):
         assert os.stat(homes / "carol").st_uid == 0 != entry.pw_uid      # work kept, root's
         assert (homes / "carol" / "work.txt").read_text(encoding="utf-8") == "mine"
     finally:
-        subprocess.run(["userdel", prefix + "carol"], capture_output=True, timeout=60)
+        subprocess.run([accounts.account_tool("userdel"), prefix + "carol"], capture_output=True, timeout=60)

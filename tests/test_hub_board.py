@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "deploy" / "board"))
 import client  # noqa: E402
 from board import SOLVED, WRONG  # noqa: E402
+from board import exercise_numbers, hint_html as board_hint_html  # noqa: E402
 from hub_fixture import PASSWORDS, ROOT, run_as_student  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -36,11 +37,15 @@ def _exercise():
 
 def _cell(page: str, student: str, exercise: str) -> str:
     """The text of `student`'s cell in `exercise`'s column of the board's table."""
-    columns = re.findall(r'<th title="lesson \d+">([^<]+)</th>', page)
-    row = re.search(rf"<tr><th>{re.escape(student)}</th>(.*?)</tr>", page)
+    columns = [c.split()[-1] for c in re.findall(r'<th scope="col" class="x" title="lesson \d+">([^<]+)</th>', page)]
+    row = re.search(rf'<tr><th scope="row">{re.escape(student)}</th>(.*?)</tr>', page)
     assert row, f"no row for {student}"
-    cells = re.findall(r'<td class="c \w+">(.*?)</td>', row.group(1))
+    cells = re.findall(r'<td class="c \w+"><span aria-hidden="true">(.*?)</span>', row.group(1))
     return cells[columns.index(exercise)]
+
+
+def _row(student: str) -> str:
+    return f'<th scope="row">{student}</th>'
 
 
 def _run_checks(hub):
@@ -64,19 +69,20 @@ def test_the_board_shows_each_check_to_the_teacher_only(hub):
     while time.monotonic() - checked < 10:
         r = teacher.get(url, timeout=10)
         page = r.text if r.status_code == 200 else ""
-        if "<tr><th>alice</th>" in page and "<tr><th>bob</th>" in page:
+        if _row("alice") in page and _row("bob") in page:
             break
         time.sleep(0.5)
-    assert "<tr><th>bob</th>" in page, \
+    assert _row("bob") in page, \
         f"board not shown within 10 s: {r.status_code} {r.text[:300]}\n{hub.log_tail(3000)}"
     assert _cell(page, "alice", ex.name).startswith(SOLVED)
     assert _cell(page, "bob", ex.name).startswith(WRONG)
-    assert "<tr><th>teacher</th>" not in page, "the board lists students, not instructors"
-    assert f"<b>1 ×</b> <code>{ex.name}</code>: {html.escape(hint)}" in page
+    assert _row("teacher") not in page and _row("alice") in page, "the board lists students, not instructors"
+    number = exercise_numbers()[ex.name]                     # "2.2": numbered as in lesson 02
+    assert f"<b>1 ×</b> {number} <code>{ex.name}</code>: {board_hint_html(hint)}" in page
 
     student = client.login(hub.url, "alice", PASSWORDS["alice"])
     r = student.get(url, timeout=30)
-    assert r.status_code == 403 and "<tr><th>bob</th>" not in r.text
+    assert r.status_code == 403 and _row("bob") not in r.text
 
 
 @pytest.mark.timeout(60)

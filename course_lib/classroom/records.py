@@ -43,6 +43,9 @@ def _load(path: Path) -> tuple[dict, str | None]:
                     "and progress starts afresh")
 
 
+WRONG_TIMES_KEPT = 10       # the times of an exercise's last wrong checks (class board)
+
+
 def record(exercise: str, lesson: str, status: str, hint: str = "") -> None:
     """Store the latest verdict of `exercise`, with the hint it showed when wrong (never the
     learner's code: the class board counts hints). Never raises: progress is a convenience."""
@@ -50,8 +53,11 @@ def record(exercise: str, lesson: str, status: str, hint: str = "") -> None:
     try:
         data, _ = _load(path)
         entry = data.get(exercise, {"lesson": lesson, "attempts": 0})
+        now = round(time.time(), 1)
         entry.update(lesson=lesson, last=status, attempts=entry.get("attempts", 0) + 1,
-                     hint=hint if status == "wrong" else "", time=round(time.time(), 1))
+                     hint=hint if status == "wrong" else "", time=now)
+        if status in ("wrong", "crashed"):     # the board's "stuck": several wrong lately
+            entry["wrong_times"] = (entry.get("wrong_times", []) + [now])[-WRONG_TIMES_KEPT:]
         entry["solved"] = entry.get("solved", False) or status == "ok"
         data[exercise] = entry
         path.parent.mkdir(parents=True, exist_ok=True)

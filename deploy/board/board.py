@@ -3,13 +3,18 @@
 Reads only the students' verdict records (course_lib.classroom.records: per exercise the
 last verdict, attempts, and the hint shown when wrong — never code), one folder per
 student: RECORDS/<student>/progress.json. Pure functions: records in, HTML out, so the
-page is tested and timed without a hub (benchmarks/class_board.py); the hub service that
-serves it to the instructor alone is to come (issue 20 §3).
+page is tested and timed without a hub (benchmarks/class_board.py); service.py serves it
+to the instructor alone. What a teacher needs in class is who is stuck now: students with
+an exercise whose last check was wrong and that failed STUCK_FAILS times in the last
+STUCK_WINDOW_S seconds come first, with how long ago each checked last.
 """
 from __future__ import annotations
 
 import html
 import json
+import re
+import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +26,27 @@ _CLASS = {SOLVED: "ok", WRONG: "wrong", WAITING: "wait"}
 _WORDS = {SOLVED: "solved", WRONG: "last check wrong", WAITING: "not yet"}
 
 
+# Who is stuck: the last check was wrong and STUCK_FAILS wrong checks of that exercise
+# fell within the last STUCK_WINDOW_S seconds (the records keep the times of the last few).
+STUCK_FAILS, STUCK_WINDOW_S = 3, 600
+
+
 @dataclass
 class Board:
     """What the page shows: cells[student][exercise] = (icon, attempts); hints[exercise] =
-    Counter of the hints students see now (their last check was wrong)."""
+    Counter of the hints students see now (their last check was wrong); last[student] =
+    time of their last check (None: none yet); stuck[student] = [(exercise, wrong checks
+    in the window, seconds since the first of them)], stuck students first in `students`."""
 
     students: list[str]
-    exercises: list[tuple[str, str]]                 # (lesson, exercise), in course order
+    exercises: list[tuple[str, str]]                 # (lesson, exercise), in lesson order
     cells: dict[str, dict[str, tuple[str, int]]]
     hints: dict[str, Counter] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
+    numbers: dict[str, str] = field(default_factory=dict)      # exercise -> "2.1"
+    last: dict[str, float | None] = field(default_factory=dict)
+    stuck: dict[str, list] = field(default_factory=dict)
+    now: float = 0.0
 
 
 def read_records(records: Path) -> tuple[dict[str, dict], list[str]]:
@@ -62,19 +78,52 @@ def _cell(entry: dict | None) -> tuple[str, int]:
     return (SOLVED, attempts) if entry.get("solved") else (WAITING, 0)
 
 
+def _stuck(entry: dict, now: float):
+    """(wrong checks in the window, seconds since the first of them) if stuck, else None."""
+    if entry.get("last") not in ("wrong", "crashed"):
+        return None
+    recent = [t for t in entry.get("wrong_times", [])
+              if isinstance(t, (int, float)) and 0 <= now - t <= STUCK_WINDOW_S]
+    return (len(recent), now - min(recent)) if len(recent) >= STUCK_FAILS else None
+
+
+def _number_key(number: str):
+    parts = [int(p) for p in (number or "").split(".") if p.isdigit()]
+    return parts or [10**6]
+
+
+def _last_check(entries: dict) -> float | None:
+    times = [e.get("time") for e in entries.values() if isinstance(e, dict)]
+    times = [t for t in times if isinstance(t, (int, float))]
+    return max(times) if times else None
+
+
 def build(records: dict[str, dict], exercises: dict[str, str], lesson: str | None = None,
-          unreadable=()) -> Board:
-    """The board for `exercises` ({name: lesson}), only `lesson`'s when given."""
-    chosen = sorted((les, name) for name, les in exercises.items() if lesson in (None, les))
-    students = sorted(records)
-    cells = {s: {name: _cell(records[s].get(name)) for _, name in chosen} for s in students}
+          unreadable=(), numbers: dict[str, str] | None = None, now: float | None = None,
+          sort: str = "stuck") -> Board:
+    """The board for `exercises` ({name: lesson}), only `lesson`'s when given, in lesson
+    order (`numbers`: {name: "2.1"}, as the lessons number them). Students stuck first,
+    the longest stuck at the top (sort="stuck"), or by name (sort="name")."""
+    numbers = dict(numbers or {})
+    now = time.time() if now is None else now
+    chosen = sorted(((les, name) for name, les in exercises.items() if lesson in (None, les)),
+                    key=lambda item: (item[0], _number_key(numbers.get(item[1], "")), item[1]))
+    cells = {s: {name: _cell(records[s].get(name)) for _, name in chosen} for s in records}
     hints: dict[str, Counter] = {}
     for _, name in chosen:
-        seen = Counter(records[s][name].get("hint", "") for s in students
+        seen = Counter(records[s][name].get("hint", "") for s in records
                        if records[s].get(name, {}).get("last") == "wrong")
         if seen:
             hints[name] = seen
-    return Board(students, chosen, cells, hints, sorted(unreadable))
+    last = {s: _last_check(records[s]) for s in records}
+    stuck = {}
+    for s in records:
+        hits = [(name, _stuck(records[s].get(name) or {}, now)) for _, name in chosen]
+        stuck[s] = [(name, *hit) for name, hit in hits if hit is not None]
+    students = sorted(records)
+    if sort == "stuck":
+        students.sort(key=lambda s: (not stuck[s], -max((h[2] for h in stuck[s]), default=0)))
+    return Board(students, chosen, cells, hints, sorted(unreadable), numbers, last, stuck, now)
 
 
 def _cell_html(icon: str, checks: int) -> str:
@@ -85,23 +134,58 @@ def _cell_html(icon: str, checks: int) -> str:
             f'<span class="sr">{said}</span>{shown}</td>')
 
 
+def ago(seconds: float | None) -> str:
+    """'12 s ago', '4 min ago', '1 h 5 min ago', 'no check yet'."""
+    if seconds is None:
+        return "no check yet"
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min ago"
+
+
+def hint_html(hint: str) -> str:
+    """A hint as the learner reads it: text, with `code` in code type (escaped first)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(hint))
+
+
+def _status(board: Board, student: str) -> str:
+    hits = board.stuck.get(student) or []
+    if not hits:
+        return '<td class="status">no</td>'
+    said = "; ".join(f"{html.escape(board.numbers.get(name, '?'))} {html.escape(name)}: {n} wrong "
+                     f"in {max(1, round(age / 60))} min" for name, n, age in hits)
+    return f'<td class="status stuck"><b>stuck</b>: {said}</td>'
+
+
 def render(board: Board, lessons: list[str], lesson: str | None = None,
-           refresh_s: int = 5) -> str:
-    """The page: a lesson filter, the grid, then each exercise's hints by count."""
+           refresh_s: int = 5, sort: str = "stuck") -> str:
+    """The page: a lesson filter, the grid (stuck students first), then each exercise's hints."""
     e = html.escape
     options = "".join(f'<option value="{e(les)}"{" selected" if les == lesson else ""}>'
                       f'lesson {e(les)}</option>' for les in lessons)
-    head = "".join(f'<th scope="col" title="lesson {e(les)}">{e(name)}</th>' for les, name in board.exercises)
+    head = "".join(f'<th scope="col" class="x" title="lesson {e(les)}">{e(board.numbers.get(name, ""))} {e(name)}</th>'
+                   for les, name in board.exercises)
     rows = []
     for s in board.students:
         cells = "".join(_cell_html(icon, n) for icon, n in (board.cells[s][name] for _, name in board.exercises))
-        rows.append(f'<tr><th scope="row">{e(s)}</th>{cells}</tr>')
+        since = None if board.last.get(s) is None else board.now - board.last[s]
+        rows.append(f'<tr><th scope="row">{e(s)}</th>{_status(board, s)}<td class="ago">{ago(since)}</td>'
+                    f'{cells}</tr>')
     hint_items = []
     for _, name in board.exercises:
         for hint, count in board.hints.get(name, Counter()).most_common():
-            hint_items.append(f"<li><b>{count} ×</b> <code>{e(name)}</code>: {e(hint) or '(no hint)'}</li>")
+            number = f"{e(board.numbers[name])} " if board.numbers.get(name) else ""
+            hint_items.append(f"<li><b>{count} ×</b> {number}<code>{e(name)}</code>: "
+                              f"{hint_html(hint) or '(no hint)'}</li>")
     unreadable = (f'<p class="warn">Records unreadable: {e(", ".join(board.unreadable))}</p>'
                   if board.unreadable else "")
+    n_stuck = sum(1 for s in board.students if board.stuck.get(s))
+    keep = f"&amp;lesson={e(lesson)}" if lesson else ""
+    order = (f'sorted stuck first · <a href="?sort=name{keep}">sort by name</a>' if sort == "stuck"
+             else f'sorted by name · <a href="?sort=stuck{keep}">sort stuck first</a>')
     # WCAG 2.2.1: a page that refreshes itself must let the reader stop it (a <meta http-equiv=
     # "refresh"> cannot be stopped: axe-core's meta-refresh rule); the box turns it off.
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -110,10 +194,11 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
 th,td{{border:1px solid #767676;padding:2px 6px}}td.c{{text-align:center;font-weight:bold}}
 small{{color:#333;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.wrong{{background:#f6c6c6}}
 .wait{{color:#555}}.sr{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}}
-thead th{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}}.warn{{color:#a00}}</style>
+td.stuck{{background:#fde2c8}}td.status,td.ago{{font-size:90%;white-space:nowrap}}
+thead th{{font-weight:normal}}thead th.x{{writing-mode:vertical-rl;transform:rotate(180deg)}}.warn{{color:#a00}}</style>
 </head><body><h1>Class board</h1>
 <form><label for="lesson">Lesson</label> <select id="lesson" name="lesson" onchange="this.form.submit()">
-<option value="">all lessons</option>{options}</select>
+<option value="">all lessons</option>{options}</select><input type="hidden" name="sort" value="{e(sort)}">
 <label><input type="checkbox" id="auto-refresh" checked> refresh every {refresh_s} s</label></form>
 <script>
 (function () {{
@@ -123,13 +208,25 @@ thead th{{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}}
   setInterval(function () {{ if (box.checked) location.reload(); }}, {refresh_s * 1000});
 }})();
 </script>
-<p>{len(board.students)} students · <span class="ok">{SOLVED} solved</span> ·
+<p>{len(board.students)} students, <strong>{n_stuck} stuck</strong> · <span class="ok">{SOLVED} solved</span> ·
 <span class="wrong">{WRONG} last check wrong</span> · {WAITING} not yet
-(small number: checks run)</p>{unreadable}
-<table><caption>Each student's last check per exercise</caption>
-<thead><tr><th scope="col">student</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>
+(small number: checks run) · {order}</p>
+<p><b>Stuck</b> means: the last check of an exercise was wrong, and {STUCK_FAILS} or more of its
+checks were wrong in the last {STUCK_WINDOW_S // 60} minutes.</p>{unreadable}
+<table><caption>Each student's last check per exercise, numbered as in the lessons</caption>
+<thead><tr><th scope="col">student</th><th scope="col">stuck?</th><th scope="col">last check</th>{head}</tr></thead>
+<tbody>{"".join(rows)}</tbody></table>
 <h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>
 </body></html>"""
+
+
+def exercise_numbers() -> dict[str, str]:
+    """{exercise: "2.1"}: the numbers the lessons give them ("Exercise 2.1 — …" above the
+    cell that calls its check), read from the notebooks by tools/exercise_list.py."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    import exercise_list
+
+    return {info.name: info.number for info in exercise_list.collect() if info.number != "?"}
 
 
 def exercise_lessons() -> dict[str, str]:

@@ -24,19 +24,22 @@ VIEW_SCOPE = "custom:class-board:view"
 
 
 class BoardHandler(HubOAuthenticated, web.RequestHandler):
-    """GET: the board, every lesson or ?lesson=NN; re-read from the records each time."""
+    """GET: the board, every lesson or ?lesson=NN, stuck students first (?sort=name: by
+    name); re-read from the records each time."""
 
     hub_scopes = {VIEW_SCOPE}
 
     @web.authenticated
     def get(self):
         lesson = self.get_argument("lesson", "") or None
+        sort = "name" if self.get_argument("sort", "") == "name" else "stuck"
         records, unreadable = board.read_records(self.settings["records"])
         exercises = self.settings["exercises"]
         if lesson and lesson not in set(exercises.values()):
             raise web.HTTPError(400, f"no lesson {lesson!r}")
-        page = board.render(board.build(records, exercises, lesson, unreadable),
-                            sorted(set(exercises.values())), lesson)
+        built = board.build(records, exercises, lesson, unreadable,
+                            numbers=self.settings["numbers"], sort=sort)
+        page = board.render(built, sorted(set(exercises.values())), lesson, sort=sort)
         self.set_header("Cache-Control", "no-store")
         self.finish(page)
 
@@ -49,7 +52,8 @@ def make_app() -> web.Application:
          (prefix.rstrip("/"), web.RedirectHandler, {"url": prefix})],
         cookie_secret=secrets.token_bytes(32),      # per start: a restart asks to log in again
         records=Path(os.environ["COURSE_BOARD_RECORDS"]),
-        exercises=board.exercise_lessons())
+        exercises=board.exercise_lessons(),
+        numbers=board.exercise_numbers())           # read from the lessons once, at start
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pwd
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -28,6 +29,21 @@ _ACCOUNT = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
 
 class AccountError(ValueError):
     """A problem with the students' accounts; the message is the one line printed."""
+
+
+# Where Linux distributions put the account tools: a root shell whose PATH lacks the sbin
+# folders (`su` without `-`, some container entry points) must still find them.
+_SBIN = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
+
+
+def account_tool(name: str) -> str:
+    """The path of `useradd` / `userdel`, from PATH or the sbin folders; one line if missing."""
+    found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(_SBIN))
+    if found is None:
+        raise AccountError(f"{name} was not found (PATH, {', '.join(_SBIN)}): install the "
+                           f"system's account tools (Debian/Ubuntu: apt-get install passwd; "
+                           f"Fedora/RHEL: dnf install shadow-utils)")
+    return found
 
 
 def account_name(prefix: str, user: str) -> str:
@@ -79,7 +95,7 @@ def ensure_account(runtime: Path, homes: Path, prefix: str, user: str) -> pwd.st
         raise AccountError(f"a Unix account {name!r} exists and was not made by this hub: "
                            f"choose another --account-prefix")
     if not _exists(name):
-        made = subprocess.run(["useradd", "--system", "--user-group", "--shell", NOLOGIN,
+        made = subprocess.run([account_tool("useradd"), "--system", "--user-group", "--shell", NOLOGIN,
                                "--home-dir", str(home), "--no-create-home",
                                "--comment", f"course student {user}", name],
                               capture_output=True, text=True, encoding="utf-8")
@@ -155,7 +171,7 @@ def remove_accounts(runtime: Path, say=print) -> int:
         home = Path(entry.pw_dir)
         if home.is_dir():
             _own_tree(home, 0, 0)
-        subprocess.run(["userdel", name], check=True, capture_output=True, text=True, encoding="utf-8")
+        subprocess.run([account_tool("userdel"), name], check=True, capture_output=True, text=True, encoding="utf-8")
         names.remove(name)
         say(f"removed account {name} (its home {home} kept, now root's)")
     (Path(runtime) / LEDGER).write_text("".join(n + "\n" for n in names), encoding="utf-8")
