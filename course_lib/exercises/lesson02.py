@@ -173,6 +173,24 @@ def _attention_scaled_by_d_v(q, k, v, mask=None):
     return weights @ v, weights
 
 
+def _attention_normalised_over(dims):
+    """e / e.sum() (dims None) or e / e.sum(dim=(-2, -1)): every query's weights share one sum."""
+    def attention(q, k, v, mask=None):
+        scores = _scaled(q, k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, NEG_INF)
+        e = torch.exp(scores - scores.amax(dim=(-2, -1), keepdim=True))
+        weights = e / (e.sum() if dims is None else e.sum(dim=dims, keepdim=True))
+        return weights @ v, weights
+    return attention
+
+
+WHOLE_MATRIX_HINT = ("you normalised over the whole score matrix (`e / e.sum()` or "
+                     "`e.sum(dim=(-2, -1))`), so all the n_q × n_k weights together sum to 1 and "
+                     "each query's row sums to less. Each query has its own distribution over the "
+                     "keys: softmax over the last axis only, `torch.softmax(scores, dim=-1)`")
+
+
 ATTENTION = Exercise(
     name="attention",
     reference=attention_reference,
@@ -201,6 +219,8 @@ ATTENTION = Exercise(
         Mistake("a blocked score set to 0 still gets weight e^0 after the softmax; "
                 "fill it with float('-inf') so its weight is exactly 0",
                 _attn(_scaled, mask_fn=lambda s, m: s.masked_fill(~m, 0.0))),
+        Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over(None)),
+        Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over((-2, -1))),
     ],
     alternatives=[_attention_with_torch, _attention_einsum],
     generic_hint="build it step by step on a small example: scores = q @ kᵀ / √d_k, "
