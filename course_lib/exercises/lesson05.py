@@ -186,10 +186,15 @@ FEED_FORWARD = Exercise(
                 _ffn_variant(lambda m, x: m.w_2(m.w_1(torch.relu(x))))),
         Mistake("this FFN uses ReLU (as in the 2017 paper), not GELU",
                 _ffn_variant(lambda m, x: m.w_2(F.gelu(m.w_1(x))))),
+        Mistake("your ReLU is on the output, after W₂, and none sits between the layers: the "
+                "nonlinearity belongs to the hidden layer (W₁'s output), and the output "
+                "W₂h + b₂ must be able to be negative",
+                _ffn_variant(lambda m, x: torch.relu(m.w_2(m.w_1(x))))),
     ],
     alternatives=[_FunctionalFFN],
     output_names=("out",),
-    generic_hint="compare with `m.w_2(torch.relu(m.w_1(x)))` on a small input",
+    generic_hint="print your hidden layer and your output for a small x and follow the formula "
+                 "W₂ ReLU(W₁x + b₁) + b₂ one step at a time: which step gives something else?",
 )
 
 
@@ -254,6 +259,10 @@ ENCODER_BLOCK = Exercise(
                 _block_variant(lambda m, x: (lambda y: y + m.norm2(m.ffn(y)))(x + m.norm1(m.self_attn(x))))),
         Mistake("each sublayer has its own LayerNorm: norm1 after attention, norm2 after the FFN",
                 _block_variant(lambda m, x: (lambda y: m.norm1(y + m.ffn(y)))(m.norm1(x + m.self_attn(x))))),
+        Mistake("the two norms are swapped: norm1 belongs to the attention sublayer and norm2 to "
+                "the FFN (each has its own γ and β), x = norm1(x + self_attn(x)), then "
+                "x = norm2(x + ffn(x))",
+                _block_variant(lambda m, x: (lambda y: m.norm1(y + m.ffn(y)))(m.norm2(x + m.self_attn(x))))),
         Mistake("the FFN must read the attention sublayer's result, not the block's input: "
                 "the two sublayers run one after the other",
                 _block_variant(lambda m, x: m.norm2(m.norm1(x + m.self_attn(x)) + m.ffn(x)))),
@@ -274,8 +283,9 @@ ENCODER_BLOCK = Exercise(
     ],
     alternatives=[_TwoLineBlock],
     output_names=("out",),
-    generic_hint="compare step by step with the library: "
-                 "`course_lib.nn.layers.EncoderLayer(d_model, h, d_ff)` (post-norm by default)",
+    generic_hint="follow the post-norm block one sublayer at a time on a small input: "
+                 "x = norm1(x + self_attn(x)), then x = norm2(x + ffn(x)) — print the shape and a "
+                 "few values after each step and compare with what each line should compute",
 )
 
 
