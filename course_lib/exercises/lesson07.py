@@ -20,12 +20,12 @@ __all__ = ["check_cross_attention", "check_decoder_layer"]
 # --------------------------------------------------------------------------- cross-attention
 
 
-def _attend(q, k, v, scores_mask=None, scale=None, after=None):
+def _attend(q, k, v, scores_mask=None, scale=None, after=None, dim=-1, fill=float("-inf")):
     scale = math.sqrt(q.shape[-1]) if scale is None else scale
     scores = q @ k.transpose(-2, -1) / scale  # (batch, n_tgt, n_src)
     if scores_mask is not None:
-        scores = scores.masked_fill(~scores_mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
+        scores = scores.masked_fill(~scores_mask, fill)
+    weights = torch.softmax(scores, dim=dim)
     if after is not None:
         weights = after(weights)
     return weights @ v
@@ -101,6 +101,18 @@ CROSS_ATTENTION = Exercise(
         Mistake(SWAPPED_ROWS_HINT, _swapped_reference),
         Mistake(SWAPPED_ROWS_HINT,
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, :, None])),
+        Mistake("`out` contains NaN in every row — what a softmax over the wrong axis gives here: "
+                "over dim=-2 (the target positions) a padded source column is all -inf, and its "
+                "softmax is 0/0 = NaN. Each target position's weights over the *source* tokens, "
+                "the last axis, must sum to 1: `torch.softmax(scores, dim=-1)`",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :], dim=-2)),
+        Mistake("you divided by √d_v (w_v.shape[1]); the scale is √d_k, the size of the queries and "
+                "keys that are multiplied (w_q.shape[1])",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :],
+                                                       scale=math.sqrt(wv.shape[1]))),
+        Mistake("padded source scores were set to 0, which still gets weight e^0 after the softmax; "
+                "fill them with float('-inf') so their weight is exactly 0",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :], fill=0.0)),
         Mistake("you applied a causal (triangular) mask: cross-attention needs none — the whole source "
                 "sentence is known before decoding starts; only padding is masked",
                 lambda x, m, wq, wk, wv, mask: _attend(
