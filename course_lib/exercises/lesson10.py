@@ -29,6 +29,11 @@ CLASS_AXIS_HINT = ("F.cross_entropy wants the class axis second: logits of shape
                    "tokens[:, 1:] (or flatten both: (batch·seq, vocab) and (batch·seq,))")
 
 
+NO_REDUCTION_HINT = ("you returned one number, the mean over every position: F.cross_entropy "
+                     "averages unless told not to. Pass reduction=\"none\" to keep one loss per "
+                     "position, shape (batch, n-1)")
+
+
 NEXT_TOKEN_LOSSES = Exercise(
     name="next_token_losses",
     reference=next_token_losses_reference,
@@ -59,6 +64,10 @@ NEXT_TOKEN_LOSSES = Exercise(
                 lambda lo, t: -lo[:, :-1].gather(-1, t[:, 1:, None])[..., 0]),
         Mistake("the sign is flipped: the loss is -log p(token), which is ≥ 0",
                 lambda lo, t: -F.cross_entropy(lo[:, :-1].transpose(1, 2), t[:, 1:], reduction="none")),
+        Mistake(NO_REDUCTION_HINT,
+                lambda lo, t: F.cross_entropy(lo[:, :-1].transpose(1, 2), t[:, 1:])),
+        Mistake(NO_REDUCTION_HINT,
+                lambda lo, t: F.cross_entropy(lo[:, :-1].reshape(-1, lo.shape[-1]), t[:, 1:].reshape(-1))),
     ],
     alternatives=[
         lambda lo, t: -lo[:, :-1].log_softmax(-1).gather(-1, t[:, 1:, None]).squeeze(-1),
