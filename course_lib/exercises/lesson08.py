@@ -180,7 +180,7 @@ GREEDY_DECODE = Exercise(
     reference=greedy_decode_reference,
     make_inputs=_greedy_inputs,
     run=_call,
-    output_names=("ids",),
+    output_names=("ys",),       # as the prompt names it
     mistakes=[
         Mistake("you took the prediction of the first position (logits[:, 0]) every step; the next "
                 "token is predicted at the *last* position: logits[:, -1]",

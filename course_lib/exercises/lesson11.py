@@ -223,14 +223,15 @@ def grouped_query_attention_reference(q, k, v):
     return scaled_dot_product_attention(q, k, v, _causal(q.shape[2]))[0]
 
 
-def _gqa(q, k, v, tile_k=False, tile_v=False, causal=True, scale=None, dim=-1, mask_t=False):
+def _gqa(q, k, v, tile_k=False, tile_v=False, causal=True, scale=None, dim=-1, mask_t=False, invert=False):
     rep = q.shape[1] // k.shape[1]
     k = k.repeat(1, rep, 1, 1) if tile_k else k.repeat_interleave(rep, dim=1)
     v = v.repeat(1, rep, 1, 1) if tile_v else v.repeat_interleave(rep, dim=1)
     scores = q @ k.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale is None else scale)
     if causal:
         mask = _causal(q.shape[2])
-        scores = scores.masked_fill(~(mask.T if mask_t else mask), float("-inf"))
+        mask = mask.T if mask_t else mask
+        scores = scores.masked_fill(mask if invert else ~mask, float("-inf"))
     return torch.softmax(scores, dim=dim).nan_to_num(0.0) @ v
 
 
@@ -269,8 +270,14 @@ GROUPED_QUERY_ATTENTION = Exercise(
                 "past. Row i is query i and may see columns (keys) j ≤ i: True on and below the "
                 "diagonal, torch.tril",
                 lambda q, k, v: _gqa(q, k, v, mask_t=True)),
+        Mistake("the mask is inverted: in this course True means \"may attend\" (the course's "
+                "attention blocks where the mask is False), so pass the causal mask itself — True "
+                "on and below the diagonal, torch.tril — not ~mask",
+                lambda q, k, v: _gqa(q, k, v, invert=True)),
         Mistake("the scores are not divided by √d_k (d_k = q.shape[-1], the size of one head)",
                 lambda q, k, v: _gqa(q, k, v, scale=1.0)),
+        Mistake("you divided the scores by d_k; the scale is √d_k (`math.sqrt(q.shape[-1])`)",
+                lambda q, k, v: _gqa(q, k, v, scale=q.shape[-1])),
         Mistake("you scaled by √(h·d_k) = √d_model; each head is scaled by its own size, "
                 "√d_k (d_k = q.shape[-1])",
                 lambda q, k, v: _gqa(q, k, v, scale=math.sqrt(q.shape[1] * q.shape[-1]))),
