@@ -312,11 +312,21 @@ class _SelfAttentionParameters(nn.Module):
         return A.softmax(dim=-1) @ V
 
 
+def _describe_self_attention_inputs(args):
+    """How a crash message names the check's inputs: x, and the weights it copied in."""
+    x, W_q, W_k, W_v = args
+    return (f"x {tuple(x.shape)} (batch, n, d_model), after copying weights W_q {tuple(W_q.shape)}, "
+            f"W_k {tuple(W_k.shape)}, W_v {tuple(W_v.shape)} (each (out, in), as nn.Linear keeps "
+            f"them) into self.W_q, self.W_k, self.W_v of your class(d_model={W_q.shape[1]}, "
+            f"d_k={W_q.shape[0]}, d_v={W_v.shape[0]})")
+
+
 SELF_ATTENTION = Exercise(
     name="self_attention",
     reference=SelfAttentionReference,
     make_inputs=_self_attention_inputs,
     run=_build_and_run,
+    describe=_describe_self_attention_inputs,
     output_names=("out",),
     mistakes=[
         Mistake("your keys use W_q: the keys need their own projection, K = x W^K (`self.W_k(x)`)",
