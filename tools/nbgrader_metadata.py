@@ -37,7 +37,8 @@ _DEF = re.compile(r"^(?:def|class)\s+(\w+)", re.M)
 _CALL = re.compile(r"^\s*(?:\w+\s*=\s*)?(check_\w+\(.*\))\s*$", re.M)
 _PROMPT = re.compile(r"^#+ .*Exercise", re.M)
 _LESSON = re.compile(r"^(\d\d)_")
-GRADED_COMMENT = "# Graded when you hand in the lesson: the check above, run again on your code."
+GRADED_COMMENT = ("# Graded when you hand in the lesson: the check above, run again on your code. "
+                  "Nothing to write in this cell.")
 SCHEMA = 3
 
 
