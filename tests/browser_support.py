@@ -20,6 +20,7 @@ them through the LESSONS list in test_browser.py.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -82,6 +83,19 @@ def launch_chromium(playwright):
     """Headless Chromium from ``playwright.sync_api.sync_playwright()``."""
     return playwright.chromium.launch(executable_path=str(require_chromium()),
                                       headless=True, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def chromium_browser():
+    """Headless Debian Chromium for the length of a `with` (a module fixture's body)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 # --------------------------------------------------------------------------- server

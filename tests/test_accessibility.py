@@ -40,14 +40,8 @@ def pages():
 
 @pytest.fixture(scope="module")
 def browser():
-    bs.require_chromium()
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        chromium = bs.launch_chromium(pw)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with bs.chromium_browser() as browser:
+        yield browser
 
 
 def _record(name, violations):

@@ -106,14 +106,8 @@ def _n_stubs(nb_path: Path) -> int:
 
 @pytest.fixture(scope="module")
 def chromium():
-    bs.require_chromium()
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        browser = bs.launch_chromium(pw)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with bs.chromium_browser() as browser:
+        yield browser
 
 
 def _code_cells(nb_path: Path) -> list[dict]:

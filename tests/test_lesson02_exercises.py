@@ -34,17 +34,9 @@ def test_self_attention_with_other_layer_names_is_told_the_names():
 
 def test_a_crash_in_self_attention_names_the_weights_it_was_given():
     """Not "argument 2 (4, 7), argument 3 (4, 7)…" (issue 29 §2): the weights by name."""
-    import torch.nn as nn
+    from course_lib.exercises.lesson02 import SELF_ATTENTION, SelfAttentionReference
 
-    from course_lib.exercises.lesson02 import SELF_ATTENTION
-
-    class Broken(nn.Module):
-        def __init__(self, d_model, d_k, d_v):
-            super().__init__()
-            self.W_q = nn.Linear(d_model, d_k, bias=False)
-            self.W_k = nn.Linear(d_model, d_k, bias=False)
-            self.W_v = nn.Linear(d_model, d_v, bias=False)
-
+    class Broken(SelfAttentionReference):
         def forward(self, x):
             return self.W_q(x) @ self.W_v(x)        # (n, d_k) @ (n, d_v): does not fit
 

@@ -80,7 +80,7 @@ def _cell(value):
 
 # -- how a notebook shows a described figure ---------------------------------------------
 
-def figure_png(fig):
+def inline_png(fig):
     """The PNG the inline backend would show for `fig` (its print_figure settings)."""
     try:
         from matplotlib_inline.backend_inline import InlineBackend
@@ -120,7 +120,7 @@ def figure_mimebundle(fig, include=None, exclude=None):
     desc = description(fig)
     if desc is None:
         return None
-    png = figure_png(fig)
+    png = inline_png(fig)
     data = {"image/png": base64.b64encode(png).decode("ascii"), "text/html": figure_html(png, desc)}
     return data, {"image/png": {"alt": desc.text}}
 
