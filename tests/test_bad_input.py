@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from course_lib.nn.attention import causal_mask, padding_mask, safe_softmax, scaled_dot_product_attention
+from course_lib.nn.decoding import next_token_probs
 from course_lib.nn.layers import DecoderLayer, EncoderLayer, FeedForward, LayerNorm, MultiHeadAttention
 from course_lib.nn.models import DecoderOnlyLM, EncoderDecoder, TokenEmbedding, collect_attention
 from course_lib.nn.positional import (
@@ -18,6 +19,16 @@ from course_lib.nn.rnn import ElmanRNN, set_spectral_radius
 from course_lib.utils import seed_everything, set_threads
 
 r = torch.randn
+
+
+def _with(t, value, count, at=0):
+    """`t` with `count` entries set to `value`, from the flat index `at` on."""
+    flat = t.flatten().clone()
+    idx = range(at, at + count) if at >= 0 else range(flat.numel() + at - count + 1, flat.numel() + at + 1)
+    flat[list(idx)] = value
+    return flat.view(t.shape)
+
+
 ints = torch.arange(24).reshape(2, 3, 4)
 mha = MultiHeadAttention(8, 2)
 lm = DecoderOnlyLM(50, 8, 2, 16, n_layers=1, max_len=10)
@@ -104,6 +115,25 @@ CASES = {
     "seed": (lambda: seed_everything("42"), TypeError, r"seed must be an int, got str"),
     "threads": (lambda: set_threads(0), ValueError, r"n must be >= 1, got n=0"),
     "collect": (lambda: collect_attention(lambda x: x, r(2)), TypeError, r"model must be an nn.Module"),
+    # NaN (or inf) in q, k or v: named, not handed back as NaN weights (issue 29 §5)
+    "nan_q": (lambda: scaled_dot_product_attention(_with(r(2, 6, 8), float("nan"), 3), r(2, 5, 8), r(2, 5, 4)),
+              ValueError, r"q holds NaN at 3 of 96 entries \(the first at index \(0, 0, 0\)\)"),
+    "nan_k": (lambda: scaled_dot_product_attention(r(2, 6, 8), _with(r(2, 5, 8), float("nan"), 1), r(2, 5, 4)),
+              ValueError, r"k holds NaN at 1 of 80 entries"),
+    "nan_v": (lambda: scaled_dot_product_attention(r(2, 6, 8), r(2, 5, 8), _with(r(2, 5, 4), float("nan"), 2)),
+              ValueError, r"v holds NaN at 2 of 40 entries"),
+    "nan_v_masked": (lambda: scaled_dot_product_attention(r(6, 8), r(6, 8), _with(r(6, 4), float("nan"), 1, at=-1),
+                                                          mask=causal_mask(6)),
+                     ValueError, r"v holds NaN at 1 of 24 entries"),   # weight 0 · NaN is still NaN
+    "inf_q": (lambda: scaled_dot_product_attention(_with(r(6, 8), float("inf"), 1), r(6, 8), r(6, 4)),
+              ValueError, r"q holds inf at 1 of 48 entries"),
+    "nan_mha": (lambda: MultiHeadAttention(8, 2)(r(2, 5, 8), _with(r(2, 4, 8), float("nan"), 1), need_weights=True),
+                ValueError, r"holds NaN at"),
+    # top_k larger than the vocabulary (issue 29 §5): both numbers named
+    "top_k_vocab": (lambda: next_token_probs(r(2, 5), 1.0, top_k=7), ValueError,
+                    r"top_k=7 is larger than the vocabulary \(5 tokens"),
+    "top_k_vocab_greedy": (lambda: next_token_probs(r(2, 5), 0.0, top_k=6), ValueError,
+                           r"top_k=6 is larger than the vocabulary \(5 tokens"),
 }
 
 

@@ -46,6 +46,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
 
     Returns (out, weights): out (..., n_q, d_v) and weights (..., n_q, n_k), the
     attention distribution *before* dropout (what you want to look at).
+    Raises ValueError naming the input if a NaN (or inf) in q, k or v made the output NaN.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         check_float(name, t)
@@ -62,7 +63,29 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
         scores = scores.masked_fill(~mask, float("-inf"))  # masked *before* the softmax
     weights = safe_softmax(scores, dim=-1)
     attended = F.dropout(weights, dropout_p) if dropout_p > 0 else weights
-    return attended @ v, weights
+    out = attended @ v
+    # One reduction on the good path: a NaN anywhere in q, k or v reaches `out`, and
+    # only then are the inputs searched for the culprit (NaN weights say nothing by themselves).
+    if torch.isnan(out).any():
+        _explain_nan(q=q, k=k, v=v)
+    return out, weights
+
+
+def _explain_nan(**inputs):
+    """Raise a ValueError naming the input that put NaN into attention's output:
+    "q holds NaN at 3 of 96 entries (the first at index (0, 2, 1))"."""
+    for bad, test in (("NaN", torch.isnan), ("inf", torch.isinf)):
+        for name, t in inputs.items():
+            found = test(t)
+            count = int(found.sum())
+            if count:
+                first = tuple(int(i) for i in found.nonzero()[0])
+                raise ValueError(f"{name} holds {bad} at {count} of {t.numel()} entries (the first at "
+                                 f"index {first}); attention turns it into NaN weights and outputs. "
+                                 f"Look at where {name} was computed")
+    raise ValueError("attention produced NaN from finite q, k, v: the scores q kᵀ / √d_k overflowed "
+                     f"(largest |q| {float(inputs['q'].abs().max()):.3g}, largest |k| "
+                     f"{float(inputs['k'].abs().max()):.3g}, dtype {inputs['q'].dtype})")
 
 
 def causal_mask(n, device=None):

@@ -166,11 +166,16 @@ def next_token_probs(logits, temperature=1.0, top_k=None):
 
     logits: (..., vocab). temperature T > 0: softmax(top_k(logits) / T).
     T = 0 means greedy: all the mass on the argmax (a one-hot row).
+    top_k: None (every token) or 1 .. vocab; larger raises ValueError.
     Returns probabilities (..., vocab), each row summing to 1.
     """
     check_float("logits", logits)
     _check_temperature(temperature)
     _check_top_k(top_k)
+    if top_k is not None and top_k > logits.shape[-1]:
+        raise ValueError(f"top_k={top_k} is larger than the vocabulary ({logits.shape[-1]} tokens, "
+                         f"the last axis of logits {tuple(logits.shape)}); top_k can be at most "
+                         f"{logits.shape[-1]}, or None to keep every token")
     if temperature == 0:
         return nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
     return torch.softmax(top_k_filter(logits, top_k) / temperature, dim=-1)
