@@ -46,6 +46,15 @@ def _zero_last_column_when_odd(length, d_model, base):
     return pe
 
 
+def _pair_over_d_model_last_column_zero(length, d_model, base):
+    """i/d_model for the exponent, and (odd d_model) a loop over d_model // 2 pairs that never
+    writes the last column: `for i in range(d_model // 2): pe[:, 2i] = sin(pos / base**(i/d_model))`."""
+    pe = _table(length, d_model, base, lambda j: (j // 2) / d_model)
+    if d_model % 2:
+        pe[:, -1] = 0.0
+    return pe
+
+
 def _rounded_up_d_model(length, d_model, base):
     even_d = d_model + d_model % 2
     return sinusoidal_table_reference(length, even_d, base)[:, :d_model]
@@ -90,6 +99,11 @@ SINUSOIDAL_TABLE = Exercise(
         Mistake("wrong exponent: you used i/d_model with i the pair index; the exponent is "
                 "2i/d_model (pair i holds dimensions 2i and 2i+1)",
                 lambda n, d, b: _table(n, d, b, lambda j: (j // 2) / d)),
+        Mistake("two slips: your exponent is i/d_model with i the pair index — the 2 of 2i/d_model "
+                "is missing, so every frequency after the first is off — and with an odd d_model "
+                "your last column stays all zeros: dimension d_model−1 is the sine of a last pair "
+                "that has no cosine, and a loop (or slice) over d_model // 2 pairs never reaches it",
+                _pair_over_d_model_last_column_zero),
         Mistake("wrong exponent: dimension 2i+1 used (2i+1)/d_model; sin and cos of a pair share "
                 "one frequency, so both use 2i/d_model with i = j // 2",
                 lambda n, d, b: _table(n, d, b, lambda j: j / d)),
@@ -163,6 +177,11 @@ ADD_LEARNED_POSITIONS = Exercise(
                 lambda x, P, p: x + P[p - 1]),
         Mistake("positions are 0-based: the token at position p gets row P[p], not P[p+1]",
                 lambda x, P, p: x + P[p + 1]),
+        Mistake("you added rows P[1] … P[n] to every sequence: two slips. The rows are shifted by "
+                "one (a token at position p gets row p, and positions count from 0), and they are "
+                "the same for every sequence — `positions` was not used, though sequence b's "
+                "token i sits at positions[b, i]",
+                lambda x, P, p: x + P[1: x.shape[1] + 1]),
         Mistake("you multiplied by the position rows; learned positions are *added*: x + P[positions]",
                 lambda x, P, p: x * P[p]),
         Mistake("you added the position number itself; look up its row in the table: P[positions]",
