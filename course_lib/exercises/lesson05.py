@@ -93,6 +93,11 @@ LAYER_NORM = Exercise(
                 lambda x, g, b, eps: (lambda c, v: (c * g + b) / torch.sqrt(v + eps))(*_normalize(x, -1))),
         Mistake(BETA_DIVIDED_HINT,
                 lambda x, g, b, eps: (lambda c, v: (c + b) / torch.sqrt(v + eps) * g)(*_normalize(x, -1))),
+        Mistake("two slips at once, the form of a well-known tutorial, (x − μ) / (x.std() + ε): "
+                "x.std() is the *unbiased* standard deviation (it divides by d − 1, LayerNorm by d), "
+                "and ε is added to σ outside the square root instead of to σ² under it. Each "
+                "changes the result, most on rows whose variance is near ε",
+                lambda x, g, b, eps: (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + eps) * g + b),
         Mistake("you used the unbiased variance (divide by d − 1); LayerNorm divides by d: "
                 "x.var(dim=-1, unbiased=False), or ((x - mean)**2).mean(-1)",
                 lambda x, g, b, eps: (lambda c, v: c / torch.sqrt(v + eps) * g + b)(*_normalize(x, -1, True))),
