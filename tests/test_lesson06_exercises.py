@@ -52,3 +52,66 @@ def test_generate_without_cropping_is_told_to_crop():
     v = GENERATE.verdict(no_crop)
     assert v.status == WRONG and "tokens[:, -model.max_len:]" in v.message, v.message
     assert "larger max_len" not in v.message
+
+
+# ---- issue 29 §2: wrong answers a learner wrote, each named (not the generic or NaN message)
+
+def _scores(q, k):
+    return q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+
+
+def test_a_top_left_triangle_instead_of_the_given_mask_is_named():
+    def masked_attention(q, k, v, mask):
+        own = torch.ones(q.shape[1], k.shape[1], dtype=torch.bool).tril()   # n_q != n_k
+        weights = torch.softmax(_scores(q, k).masked_fill(~own, float("-inf")), dim=-1)
+        return weights @ v, weights
+
+    v = framework.REGISTRY["masked_attention"].verdict(masked_attention)
+    assert v.status == WRONG and "top-left corner" in v.message and "ignored `mask`" in v.message, v.message
+
+
+def _topk(logits, kth):
+    return logits.masked_fill(logits < kth, float("-inf"))
+
+
+def test_temperature_zero_not_handled_is_named():
+    def next_token_probs(logits, temperature, top_k):
+        if top_k is not None:
+            logits = _topk(logits, torch.topk(logits, top_k, dim=-1).values[..., -1:])
+        return torch.softmax(logits / temperature, dim=-1)
+
+    v = framework.REGISTRY["next_token_probs"].verdict(next_token_probs)
+    assert v.status == WRONG and "temperature 0 is not handled" in v.message, v.message
+    assert "exp overflow" not in v.message
+
+
+def test_top_k_over_the_whole_batch_is_named():
+    def next_token_probs(logits, temperature, top_k):
+        if temperature == 0:
+            return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
+        if top_k is not None:
+            logits = _topk(logits, logits.flatten().topk(top_k).values[-1])   # all rows together
+        return torch.softmax(logits / temperature, dim=-1)
+
+    v = framework.REGISTRY["next_token_probs"].verdict(next_token_probs)
+    assert v.status == WRONG and "whole batch at once" in v.message, v.message
+    assert "exp overflow" not in v.message and "temperature 0" not in v.message
+
+
+def test_a_draw_without_the_generator_is_named():
+    def generate(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+        from course_lib.nn.decoding import next_token_probs
+        for _ in range(max_new_tokens):
+            logits = model(tokens[:, -model.max_len:])[:, -1, :]
+            if temperature == 0:
+                next_id = logits.argmax(dim=-1, keepdim=True)
+            else:
+                next_id = torch.multinomial(next_token_probs(logits, temperature, top_k), 1)   # no generator=
+            tokens = torch.cat([tokens, next_id], dim=1)
+        return tokens
+
+    before = torch.random.get_rng_state()
+    v = GENERATE.verdict(generate)
+    assert v.status == WRONG and "do not use `generator`" in v.message, v.message
+    assert "greedy_decode" not in v.message
+    assert torch.equal(torch.random.get_rng_state(), before)   # the learner's global state is left alone

@@ -35,13 +35,22 @@ def _call(fn, args):
     return fn(*args)
 
 
+# Seeds torch's global generator during the sampling check: out of the range the checker's own
+# generators are seeded from (< 2**31), so a draw that forgot generator= never equals the right one.
+_GLOBAL_SEED = 2**31 + 2024
+
+
 def _call_one_thread(fn, args):
     """Run on one thread: for a model this small, a second thread only waits (on a busy
-    machine it made each check ~4x slower)."""
+    machine it made each check ~4x slower). A draw without `generator=` falls back on torch's
+    global generator: seeded here (in a fork, so the learner's own state is left alone), it
+    gives the same wrong draws every time, and the mistake can be named."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return fn(*args)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(_GLOBAL_SEED)
+            return fn(*args)
     finally:
         torch.set_num_threads(threads)
 
@@ -149,6 +158,16 @@ def _query_axis(q, k, v, mask):
     return _attend(torch.nan_to_num(torch.softmax(s, -2)), v)
 
 
+def _own_triangle(diagonal):
+    """The `mask` argument ignored: a causal triangle built here instead, aligned at the
+    top-left corner (diagonal 0) or, as the given masks are, at the bottom-right (n_k - n_q)."""
+    def attention(q, k, v, mask):
+        n_q, n_k = q.shape[-2], k.shape[-2]
+        own = torch.ones(n_q, n_k, dtype=torch.bool).tril(diagonal(n_q, n_k))
+        return _attend(torch.softmax(_scores(q, k).masked_fill(~own, float("-inf")), -1), v)
+    return attention
+
+
 def _masked_renormalized(q, k, v, mask):
     # Softmax, zero the masked weights, renormalize: the same numbers as -inf first.
     w = torch.softmax(_scores(q, k), -1) * mask
@@ -184,6 +203,16 @@ MASKED_ATTENTION = Exercise(
         Mistake("softmax over the wrong axis: each *query's* weights (a row, over the keys) must "
                 "sum to 1 — softmax(dim=-1)",
                 _query_axis),
+        Mistake("you ignored `mask` and built your own triangle with tril, which starts at the "
+                "top-left corner. Here n_q < n_k: the queries are the *last* n_q positions, so "
+                "your triangle hides keys they may see (query 0 sees only key 0). The mask you are "
+                "given already says which keys each query may see — and it is not always a "
+                "plain triangle",
+                _own_triangle(lambda n_q, n_k: 0)),
+        Mistake("you ignored `mask` and built your own causal triangle: the masks given here also "
+                "hide keys a triangle allows (the last query loses one earlier key, as padding "
+                "would). Apply the mask you are given, whatever its pattern",
+                _own_triangle(lambda n_q, n_k: n_k - n_q)),
     ],
     alternatives=[
         _masked_renormalized,
@@ -235,6 +264,23 @@ def _smallest_k(logits, t, k):
         return _probs(logits, t, k)
     kth = torch.topk(logits, k, dim=-1, largest=False).values[..., -1:]
     return torch.softmax(logits.masked_fill(logits > kth, float("-inf")) / t, -1)
+
+
+def _no_greedy_branch(logits, t, k):
+    """T = 0 not handled: logits / 0 is ±inf, and their softmax NaN."""
+    if k is not None:
+        kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.softmax(logits / t, dim=-1)
+
+
+def _top_k_whole_batch(threshold):
+    """Top-k with one threshold for the whole batch instead of each row's own k-th largest."""
+    def probs(logits, t, k):
+        if t == 0 or k is None:
+            return _probs(logits, t, k)
+        return torch.softmax(logits.masked_fill(logits < threshold(logits, k), float("-inf")) / t, -1)
+    return probs
 
 
 def _top_k_after_softmax(logits, t, k):
@@ -296,6 +342,22 @@ NEXT_TOKEN_PROBS = Exercise(
                 _top_k_after_softmax),
         Mistake("top-k is ignored: keep only the k largest logits (the rest -inf) before the softmax",
                 lambda x, t, k: _probs(x, t, None)),
+        Mistake("temperature 0 is not handled: you divided by it, logits / 0 is ±inf, and the "
+                "softmax of infinities is NaN. T = 0 means greedy — a one-hot row with the 1 at the "
+                "argmax — so it needs its own case before any division",
+                _no_greedy_branch),
+        Mistake("your top-k ran over the whole batch at once: you kept the k largest logits of all "
+                "the rows together, so a row whose logits all fall below them keeps no token — "
+                "every logit −inf — and its softmax is 0/0 = NaN. Each row is a distribution of "
+                "its own, with its own k largest logits",
+                _top_k_whole_batch(lambda x, k: torch.topk(x.flatten(), k).values[-1])),
+        Mistake("your top-k used one threshold for the whole batch (the smallest of the rows' k-th "
+                "largest logits), so a row with larger logits keeps more than k tokens. Each row "
+                "needs its own k-th largest",
+                _top_k_whole_batch(lambda x, k: torch.topk(x, k, dim=-1).values.min())),
+        Mistake("your top-k ran down the batch axis (dim=0): it compared the rows with each other, "
+                "token by token. The k tokens are chosen within one row, along the vocabulary axis",
+                _top_k_whole_batch(lambda x, k: torch.topk(x, k, dim=0).values[-1:])),
     ],
     alternatives=[
         _probs_loop,
@@ -404,10 +466,17 @@ GENERATE = Exercise(
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, 1.0, k), g))),
         Mistake("top-k is ignored: only the k most likely tokens may be drawn",
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, t, None), g))),
+        Mistake("your draws do not use `generator`: torch.multinomial without generator= takes its "
+                "randomness from torch's global state, so the same call draws other tokens each "
+                "time and no one can reproduce them. Greedy (temperature 0) already matches; pass "
+                "the `generator` you were given to every draw",
+                lambda *a: _loop(*a, choose=lambda x, t, k, g: torch.multinomial(_library_probs(x, t, k), 1))),
     ],
     alternatives=[_generate_row_by_row],
-    generic_hint="try temperature=0 first (greedy, no randomness) and compare with "
-                 "course_lib.nn.decoding.greedy_decode on the same prompt",
+    generic_hint="print your tokens and the reference's for one prompt and find the first step where "
+                 "they part. At temperature 0 that is the context or the position you read the logits "
+                 "from; above 0 also the probabilities or the draw (one torch.multinomial per step, "
+                 "for the whole batch, with the given generator)",
 )
 
 
