@@ -56,3 +56,40 @@ def test_cross_attention_trials_tell_target_from_source():
     # n_tgt ≠ n_src: queries and keys/values swapped give another number of rows.
     for x, memory, *_ in framework.REGISTRY["cross_attention"]._inputs():
         assert x.shape[1] != memory.shape[1]
+
+
+# ---- issue 29 §2: wrong answers a learner wrote, each named in the lesson's notation
+
+def _decoder_layer(forward):
+    return type("MyDecoderLayer", (framework.REGISTRY["decoder_layer"].reference,), {"forward": forward})
+
+
+def test_cross_attention_reading_the_block_input_is_named_with_h1():
+    def forward(self, x, memory, self_mask, cross_mask):
+        h1 = self.norm1(x + self.self_attn(x, mask=self_mask))
+        h2 = self.norm2(h1 + self.cross_attn(x, memory, mask=cross_mask))
+        return self.norm3(h2 + self.ffn(h2))
+
+    v = framework.REGISTRY["decoder_layer"].verdict(_decoder_layer(forward))
+    assert v.status == WRONG and "reads the block input x" in v.message and "h₁" in v.message, v.message
+    assert "cross_attn(x, memory" not in v.message   # the wrong call must not read as the right one
+
+
+def test_a_decoder_block_without_cross_attention_gets_its_own_message():
+    def forward(self, x, memory, self_mask, cross_mask):
+        h1 = self.norm1(x + self.self_attn(x, mask=self_mask))
+        return self.norm3(h1 + self.ffn(h1))
+
+    v = framework.REGISTRY["decoder_layer"].verdict(_decoder_layer(forward))
+    assert v.status == WRONG and "no cross-attention" in v.message and "memory" in v.message, v.message
+    assert "reads the block input" not in v.message
+
+
+def test_beam_and_token_swapped_in_decoding_is_named():
+    def beam_step(scores, log_probs, beam_size):
+        k = scores.shape[1]
+        new_scores, flat = (scores[..., None] + log_probs).flatten(1).topk(beam_size, dim=-1)
+        return new_scores, flat % k, flat // k          # read as f = token·k + beam
+
+    v = framework.REGISTRY["beam_step"].verdict(beam_step)
+    assert v.status == WRONG and "beam and token are swapped" in v.message, v.message

@@ -209,6 +209,28 @@ def _swapped_cross_unmasked(self, x, memory, self_mask, cross_mask):
     return self.norm3(x + self.ffn(x))
 
 
+def _cross_reads_x(self, x, memory, self_mask, cross_mask):
+    h1 = self.norm1(x + self.self_attn(x, mask=self_mask))
+    h2 = self.norm2(h1 + self.cross_attn(x, memory, mask=cross_mask))   # queries from x, not h1
+    return self.norm3(h2 + self.ffn(h2))
+
+
+def _second_sublayer_from_x(self, x, memory, self_mask, cross_mask):
+    h1 = self.norm1(x + self.self_attn(x, mask=self_mask))               # computed, never used
+    h2 = self.norm2(x + self.cross_attn(x, memory, mask=cross_mask))
+    return self.norm3(h2 + self.ffn(h2))
+
+
+def _no_cross_attention(self, x, memory, self_mask, cross_mask):
+    h1 = self.norm1(x + self.self_attn(x, mask=self_mask))
+    return self.norm3(h1 + self.ffn(h1))
+
+
+def _no_cross_attention_norm2(self, x, memory, self_mask, cross_mask):
+    h1 = self.norm1(x + self.self_attn(x, mask=self_mask))
+    return self.norm2(h1 + self.ffn(h1))
+
+
 def _cross_first(self, x, memory, self_mask, cross_mask):
     x = self.norm1(x + self.cross_attn(x, memory, mask=cross_mask))
     x = self.norm2(x + self.self_attn(x, mask=self_mask))
@@ -240,8 +262,11 @@ SIZES = dict(d_model=8, h=2, d_ff=16)
 # Swapped, the call crashes (the scores are (n_src, n_tgt): cross_mask, or the residual
 # x + …, no longer fits) — the framework matches the crash and gives this hint instead.
 SWAPPED_HINT = ("queries and keys/values are swapped: MultiHeadAttention is called as "
-                "attn(x_q, x_kv, mask=...) — the queries come from the decoder, keys and values "
-                "from the encoder: self.cross_attn(x, memory, mask=cross_mask)")
+                "attn(x_q, x_kv, mask=...), and in CrossAttn(h₁, M) the queries come from the "
+                "decoder (h₁), keys and values from the encoder's memory M")
+NO_CROSS_HINT = ("your block has no cross-attention: the decoder never reads `memory` (M), the "
+                 "encoded source, so it could not translate anything. The block has three sublayers; "
+                 "the second, h₂ = LN₂(h₁ + CrossAttn(h₁, M)), is the only one that looks at the source")
 
 
 def _describe_decoder_inputs(args):
@@ -286,13 +311,25 @@ DECODER_LAYER = Exercise(
                 "one: x = LN(x + Sublayer(x))", _block(_pre_norm)),
         Mistake("the self-attention must be masked: pass mask=self_mask so position t cannot look at "
                 "later target tokens", _block(_no_causal)),
-        Mistake("cross-attention must take its keys and values from the encoder: "
-                "self.cross_attn(x, memory, mask=cross_mask)", _block(_no_memory)),
+        Mistake("your cross-attention takes its keys and values from the decoder itself: that is "
+                "a second self-attention. In CrossAttn(h₁, M) keys and values come from the "
+                "encoder's output M, `memory`", _block(_no_memory)),
+        Mistake("your cross-attention reads the block input x: its queries must come from h₁ = "
+                "LN₁(x + MaskedSelfAttn(x)), the output of the first sublayer — "
+                "h₂ = LN₂(h₁ + CrossAttn(h₁, M)). Reading x, the cross-attention does not know "
+                "what the self-attention found", _block(_cross_reads_x)),
+        Mistake("your second sublayer starts again from the block input x — both its residual and "
+                "its cross-attention queries — so h₁, the self-attention's result, is computed and "
+                "thrown away. h₂ = LN₂(h₁ + CrossAttn(h₁, M)) builds on h₁",
+                _block(_second_sublayer_from_x)),
+        Mistake(NO_CROSS_HINT, _block(_no_cross_attention)),
+        Mistake(NO_CROSS_HINT, _block(_no_cross_attention_norm2)),
         Mistake(SWAPPED_HINT, _block(_swapped_cross)),
         Mistake(SWAPPED_HINT, _block(_swapped_cross_unmasked)),
         Mistake("pass mask=cross_mask to the cross-attention so padded source positions are ignored",
                 _block(_no_cross_mask)),
-        Mistake("the cross-attention sublayer lost its residual connection: norm2(x + cross_attn(...))",
+        Mistake("the cross-attention sublayer lost its residual connection: h₂ = LN₂(CrossAttn(h₁, M)) "
+                "forgets h₁; the formula adds it back, LN₂(h₁ + CrossAttn(h₁, M))",
                 _block(_no_cross_residual)),
         Mistake("the order is masked self-attention first, then cross-attention, then the feed-forward",
                 _block(_cross_first)),
@@ -300,8 +337,9 @@ DECODER_LAYER = Exercise(
                 _block(_one_norm)),
     ],
     alternatives=[_block(_via_library), _block(_with_sublayer)],
-    generic_hint="write three Add & Norm steps: x = norm1(x + self_attn(x, mask=self_mask)), then "
-                 "norm2 with cross_attn(x, memory, mask=cross_mask), then norm3 with ffn(x)",
+    generic_hint="follow the three lines of the formula and name each result as it does — h₁, then "
+                 "h₂, then y — then check, line by line, which tensor each sublayer reads, which one "
+                 "its residual adds, which mask it gets and which of norm1, norm2, norm3 follows it",
 )
 
 

@@ -261,6 +261,22 @@ BEAM_STEP = Exercise(
                 "token_idx = flat % V",
                 lambda s, lp, k: (lambda sc, f: (sc, f % lp.shape[-1], f // lp.shape[-1]))(
                     *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
+        Mistake("beam and token are swapped in your decoding of the flat index: you read it as "
+                "f = token·k + beam (beam = f mod k, token = f // k). Flattening (batch, k, V) lays "
+                "out beam 0's V candidates, then beam 1's …, so f counts whole rows of V: the beam is "
+                "f // V, the token f mod V",
+                lambda s, lp, k: (lambda sc, f: (sc, f % lp.shape[1], f // lp.shape[1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
+        Mistake("you divided the flat index by k, the number of beams; the flattened (k, V) rows each "
+                "hold V candidates, one per token, so the row (the beam) is f // V and the position "
+                "in it (the token) f mod V",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[1], f % lp.shape[1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
+        Mistake("your candidates were flattened token-major — (batch, V, k), e.g. after a transpose — "
+                "but decoded as if beam-major, f // V and f mod V: in that layout f = token·k + beam. "
+                "Flatten (batch, k, V) as it comes, and each row of V candidates is one beam",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[2], f % lp.shape[2]))(
+                    *(s[..., None] + lp).transpose(1, 2).flatten(1).topk(k, dim=-1))),
         Mistake("you kept the *lowest* scores; log-probabilities are ≤ 0 and the best is the largest "
                 "(topk keeps the largest by default)",
                 lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
@@ -271,8 +287,9 @@ BEAM_STEP = Exercise(
             *(s[..., None] + lp).reshape(s.shape[0], -1).sort(dim=-1, descending=True)),
         lambda s, lp, k: __import__("course_lib.nn.decoding", fromlist=["x"]).beam_step(s, lp, k),
     ],
-    generic_hint="candidates = scores[..., None] + log_probs, flatten the last two axes, topk(beam_size); "
-                 "then beam = flat // V, token = flat % V",
+    generic_hint="check one candidate by hand: for your first survivor, scores[b, beam_idx] + "
+                 "log_probs[b, beam_idx, token_idx] should equal new_scores[b, 0], and no other of "
+                 "the k·V candidates should score higher",
 )
 
 
