@@ -133,6 +133,18 @@ INDUCTION_SCORE = Exercise(
         Mistake("your range runs one past the end: the positions are 0 .. n − 1 = 2·period, so the "
                 "repeated copy is i = period + 1 .. 2·period — torch.arange(period + 1, 2 * period + 1)",
                 lambda w, p: _window(w, p, p + 2, 2 * p + 2)),   # index 2·period + 1: IndexError
+        Mistake("your range is one position early, i = period .. 2·period − 1, as if the sequence "
+                "started at 0 with the first copy: position 0 is BOS, so the first copy sits at "
+                "1 .. period and the repeated one at period + 1 .. 2·period. Your first query is the "
+                "first copy's last token, and the last repeated token is left out",
+                lambda w, p: _window(w, p, p, 2 * p)),
+        Mistake("your range starts one late, at i = period + 2: the first repeated token, "
+                "i = period + 1, was left out",
+                lambda w, p: _window(w, p, p + 2, 2 * p + 1)),
+        Mistake("your sum stops one short — the end of range() is exclusive, so i = 2·period was left "
+                "out — and you still divided by period: the mean of period − 1 terms needs "
+                "period − 1, but the range should hold all period repeated positions",
+                lambda w, p: _window(w, p, p + 1, 2 * p) * (p - 1) / p),
         Mistake("you started at i = period, the last token of the first copy; the repeated copy "
                 "starts at i = period + 1 (position 0 is BOS)",
                 lambda w, p: _diag(w, p, -p + 1, p)),
@@ -142,7 +154,10 @@ INDUCTION_SCORE = Exercise(
         lambda w, p: torch.stack([sum(w[hd, i, i - p + 1] for i in range(p + 1, 2 * p + 1)) / p
                                   for hd in range(w.shape[0])]),
     ],
-    generic_hint="for each head, average weights[head, i, i - period + 1] over i = period+1 .. 2·period",
+    generic_hint="print the query positions i you average over, and the key of each, for period = 5 "
+                 "(n = 11): the i's should be the second copy's positions in [BOS, s, s], and each key "
+                 "the position just after the first occurrence of token i; then check that you divide "
+                 "by how many i's there are",
 )
 
 
