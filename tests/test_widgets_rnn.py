@@ -29,19 +29,19 @@ def _bold_curve(fig):
 
 
 def test_jacobian_norms_match_autograd():
-    """The chain-rule product equals autograd's ∂h_T/∂h_0 through the same recurrence."""
-    T, d, radius, scale = 12, 32, 0.9, 0.5
-    W0, drive, h0 = _base_problem(d, T, 0)
+    """The chain-rule product equals autograd's ∂h_n/∂h_0 through the same recurrence."""
+    n, d, radius, scale = 12, 32, 0.9, 0.5
+    W0, drive, h0 = _base_problem(d, n, 0)
     W = W0 * radius
 
-    def h_T(h):
-        for t in range(T):
+    def h_n(h):
+        for t in range(n):
             h = torch.tanh(W @ h + scale * drive[t])
         return h
 
-    J = torch.autograd.functional.jacobian(h_T, h0)
+    J = torch.autograd.functional.jacobian(h_n, h0)
     expected = torch.linalg.matrix_norm(J, ord=2).item()
-    got = jacobian_norms(radius, "tanh", T=T, d=d, input_scale=scale)[-1].item()
+    got = jacobian_norms(radius, "tanh", n=n, d=d, input_scale=scale)[-1].item()
     assert got == pytest.approx(expected, rel=1e-9)
 
 
@@ -95,8 +95,8 @@ def test_input_strength_matters_for_tanh():
 def test_static_figures_draw():
     figs = [
         timing_figure([16, 32, 64], {"RNN": [1e-3, 2e-3, 4e-3], "one self-attention layer": [1e-4] * 3}, 64),
-        gradient_norm_figure(radii=(0.5, 1.1), nonlinearities=("linear",), T=20),
-        gradient_norm_view(1.0, "relu", T=20),
+        gradient_norm_figure(radii=(0.5, 1.1), nonlinearities=("linear",), n=20),
+        gradient_norm_view(1.0, "relu", n=20),
         distance_figure([2, 1, 0], {"RNN": [1e-3, 1e-2, 1.0], "attention": [0.1, 0.1, 0.2]}),
         recall_figure([2, 4, 8], {"RNN": [1.0, 0.5, 0.1], "attention": [1.0, 1.0, 1.0]}, chance=1 / 8),
     ]
@@ -104,12 +104,28 @@ def test_static_figures_draw():
     plt.close("all")
 
 
+def test_measured_figures_keep_every_point_visible():
+    """Issue 29: the wall-time legend covered the Python-loop RNN at n = 512, 1024 (legends now
+    sit under their panels), and the RNN's 100 % markers hid under attention's (the earlier
+    series is drawn as larger hollow rings around the later, filled markers)."""
+    lengths = [16, 32, 64, 128, 256, 512, 1024, 2048]
+    fig = timing_figure(lengths, {"RNN": [n * 1e-5 for n in lengths], "one self-attention layer": [1e-4] * 8}, 64)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        legend = ax.get_legend().get_window_extent()
+        assert legend.y1 < ax.get_window_extent().y0                # entirely below the panel
+    fig = recall_figure([2, 4, 8], {"RNN": [1.0, 1.0, 0.1], "attention": [1.0, 1.0, 1.0]}, chance=1 / 8)
+    rnn, attention = fig.axes[0].lines[:2]
+    assert rnn.get_markerfacecolor() == "none" and rnn.get_markersize() > attention.get_markersize()
+    assert attention.get_zorder() > rnn.get_zorder()
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: timing_figure([16], {"RNN": [1.0]}, 64), "at least 2 values"),
     (lambda: timing_figure([16, 32], {"RNN": [1.0]}, 64), "has 1 values for 2"),
     (lambda: jacobian_norms(0.0), "radius must be a positive number"),
     (lambda: jacobian_norms(1.0, "sigmoid"), "nonlinearity must be one of"),
-    (lambda: jacobian_norms(1.0, T=0), "T must be a positive int"),
+    (lambda: jacobian_norms(1.0, n=0), "n must be a positive int"),
     (lambda: gradient_norm_figure(radii=()), "at least one spectral radius"),
     (lambda: recall_figure([1, 2], {"RNN": [1.0, 1.0]}, chance=0), "chance must be a probability"),
     (lambda: distance_figure([1, 2], {}), "must map a label"),
@@ -123,10 +139,10 @@ def test_bad_arguments_are_named(call, message):
 def test_gradient_figure_axis_fits_every_curve():
     """No curve leaves the plot (ρ = 0.5 falls to ~1e-30 in 100 linear steps) and no decade above
     the largest value is left empty (the axis once ran to 1e12 with no data above 1e4)."""
-    radii, T = (0.5, 1.1), 100
-    fig = gradient_norm_figure(radii=radii, nonlinearities=("linear", "tanh"), T=T)
+    radii, n = (0.5, 1.1), 100
+    fig = gradient_norm_figure(radii=radii, nonlinearities=("linear", "tanh"), n=n)
     low, high = fig.axes[0].get_ylim()
-    values = torch.cat([jacobian_norms(r, nl, T) for r in radii for nl in ("linear", "tanh")])
+    values = torch.cat([jacobian_norms(r, nl, n) for r in radii for nl in ("linear", "tanh")])
     values = values[values > 0]
     assert low <= values.min().item() and values.max().item() <= high
     assert high <= 10 * values.max().item() and low >= values.min().item() / 10

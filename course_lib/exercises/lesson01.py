@@ -2,7 +2,7 @@
 
 Exercise 1.1 `rnn_forward(x, W, U, b)`: the Elman recurrence h_t = tanh(W h_{t-1} + U x_t + b)
 written as a loop (checked against `course_lib.nn.rnn.ElmanRNN` and `nn.RNN`).
-Exercise 1.2 `grad_norm(rnn, x, h0)`: measure ‖∂L/∂h_0‖ with autograd, L = Σ_i (h_T)_i.
+Exercise 1.2 `grad_norm(rnn, x, h0)`: measure ‖∂L/∂h_0‖ with autograd, L = Σ_i (h_n)_i.
 """
 import torch
 from torch import nn
@@ -109,7 +109,7 @@ def check_rnn_forward(fn):
 # -------------------------------------------------------- 1.2 measuring the gradient
 
 def grad_norm_reference(rnn, x, h0):
-    """‖∂L/∂h_0‖ for L = Σ_i (h_T)_i, the sum of the last hidden state's entries. A 0-dim tensor."""
+    """‖∂L/∂h_0‖ for L = Σ_i (h_n)_i, the sum of the last hidden state's entries. A 0-dim tensor."""
     h0 = h0.detach().clone().requires_grad_(True)
     L = rnn(x, h0)[:, -1].sum()
     (g,) = torch.autograd.grad(L, h0)
@@ -165,16 +165,16 @@ GRAD_NORM = Exercise(
     run=_run_with_grad,
     output_names=("norm",),
     mistakes=[
-        Mistake("you summed every hidden state; L uses only the last one, h_T = `states[:, -1]`",
+        Mistake("you summed every hidden state; L uses only the last one, h_n = `states[:, -1]`",
                 _grad_of(lambda s: s.sum())),
         Mistake("that is the squared norm Σ g_i²; take the square root — `g.norm()`",
                 _grad_of(lambda s: s[:, -1].sum(), squared=True)),
-        Mistake("L is the *sum* of h_T's entries, not their mean (the mean divides the gradient by d)",
+        Mistake("L is the *sum* of h_n's entries, not their mean (the mean divides the gradient by d)",
                 _grad_of(lambda s: s[:, -1].mean())),
         Mistake("that is the gradient with respect to the first input x_1, not the initial "
                 "state h_0: set requires_grad on h0 and pass it to `rnn(x, h0)`",
                 _grad_of(lambda s: s[:, -1].sum(), wrt="x")),
-        Mistake("you returned the size of h_T itself, not of a gradient: call `.backward()` "
+        Mistake("you returned the size of h_n itself, not of a gradient: call `.backward()` "
                 "(or torch.autograd.grad) and take the norm of `h0.grad`",
                 lambda rnn, x, h0: rnn(x, h0)[:, -1].norm()),
     ],

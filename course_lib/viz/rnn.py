@@ -71,7 +71,9 @@ def timing_figure(lengths, times, d_model):
     _check_series("times", lengths, times)
     _check_positive("d_model", d_model)
     n = torch.tensor(lengths, dtype=torch.float64)
-    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(11, 3.8))   # ≤ 11 in: readable in the column
+    # ≤ 11 in: readable in the column. Each legend sits under its panel: measured times land
+    # anywhere on another machine, and a legend inside the axes could cover some of them.
+    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(11, 4.6), layout="constrained")
     # attention dashed orange squares, RNNs solid blue circles, as in the other panels; others apart
     kinds = {True: iter([(ORANGE, "--"), (SKY, ":"), (BLACK, "-.")]),
              False: iter([(BLUE, "-"), (VERMILLION, "-."), (GREEN, ":"), (PURPLE, "--")])}
@@ -80,13 +82,11 @@ def timing_figure(lengths, times, d_model):
         ax_t.loglog(lengths, [s * 1e3 for s in secs], "s" if "attention" in label else "o", label=label,
                     color=color, ls=ls)
     ax_t.set(xlabel="sequence length n", ylabel="forward pass (ms)", title="measured wall time")
-    ax_t.legend(fontsize=9)
 
     ax_s.loglog(lengths, n, "o-", color=BLUE, label="RNN: n (one per position)")
     ax_s.loglog(lengths, torch.ones_like(n), "s--", color=ORANGE, label="attention: 1")
     ax_s.set(xlabel="sequence length n", ylabel="sequential steps", title="steps that wait for each other")
     ax_s.set_ylim(0.5, float(n.max()) * 2)
-    ax_s.legend(fontsize=9)
 
     d = float(d_model)
     rnn_work, attention_work = 2 * n * d * d, 4 * n * d * d + 2 * n * n * d
@@ -94,13 +94,12 @@ def timing_figure(lengths, times, d_model):
     ax_w.loglog(lengths, attention_work, "s--", color=ORANGE,
                 label="attention: 4·n·d² + 2·n²·d")
     ax_w.set(xlabel="sequence length n", ylabel="multiply-adds", title=f"total work (d = {d_model})")
-    ax_w.legend(fontsize=9)
     for ax in (ax_t, ax_s, ax_w):
         ax.grid(True, which="major", alpha=0.3)
         shown = lengths[::2] if len(lengths) > 6 else lengths      # the measured n, plain numbers
         ax.set_xticks(shown, [str(v) for v in shown])
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    fig.tight_layout()
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
     first, last = lengths[0], lengths[-1]
     measured = "; ".join(f"{label} {_num(secs[0] * 1e3)} ms at n = {first}, {_num(secs[-1] * 1e3)} ms at n = {last}"
                          for label, secs in times.items())
@@ -111,12 +110,12 @@ def timing_figure(lengths, times, d_model):
 
 
 @functools.lru_cache(maxsize=8)
-def _base_problem(d, T, seed):
+def _base_problem(d, n, seed):
     """A random W with spectral radius 1 and a random input drive u_t = U x_t, fixed by seed."""
     gen = torch.Generator().manual_seed(seed)
     W = torch.randn(d, d, generator=gen, dtype=torch.float64) / math.sqrt(d)
     set_spectral_radius(W, 1.0)
-    drive = torch.randn(T, d, generator=gen, dtype=torch.float64)
+    drive = torch.randn(n, d, generator=gen, dtype=torch.float64)
     h0 = torch.randn(d, generator=gen, dtype=torch.float64) * 0.5
     return W, drive, h0
 
@@ -137,43 +136,44 @@ def _derivative(nonlinearity, a):
     return np.ones_like(a)
 
 
-def jacobian_norms(radius, nonlinearity="tanh", T=100, d=32, input_scale=0.5, seed=0):
-    """‖∂h_t/∂h_0‖ (spectral norm) for t = 0..T, for h_t = σ(W h_{t-1} + u_t).
+def jacobian_norms(radius, nonlinearity="tanh", n=100, d=32, input_scale=0.5, seed=0):
+    """‖∂h_t/∂h_0‖ (spectral norm) for t = 0..n, for h_t = σ(W h_{t-1} + u_t).
 
     W is a fixed random (d, d) matrix scaled to spectral radius `radius`; u_t = U x_t is a
     fixed random drive times `input_scale`. By the chain rule
         ∂h_t/∂h_0 = D_t W · D_{t-1} W ··· D_1 W,   D_t = diag(σ'(W h_{t-1} + u_t)),
-    computed here one factor at a time. Returns a float64 tensor (T + 1,), entry 0 is 1.
+    computed here one factor at a time, for n steps (the sequence length, as in lesson 01).
+    Returns a float64 tensor (n + 1,), entry 0 is 1.
     """
     _check_positive("radius", radius)
     _check_nonlinearity(nonlinearity)
-    for name, value in (("T", T), ("d", d)):
+    for name, value in (("n", n), ("d", d)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
     if not input_scale >= 0:
         raise ValueError(f"input_scale must be >= 0, got input_scale={input_scale}")
     if nonlinearity == "linear":    # D_t = I: the Jacobian ignores the inputs, one curve for all
         input_scale = 0.0
-    return _jacobian_norms(float(radius), nonlinearity, T, d, float(input_scale), seed).clone()
+    return _jacobian_norms(float(radius), nonlinearity, n, d, float(input_scale), seed).clone()
 
 
-@functools.lru_cache(maxsize=256)    # 256 curves of T + 1 floats: an explorer's way back is free
-def _jacobian_norms(radius, nonlinearity, T, d, input_scale, seed):
-    W0, drive, h = (x.numpy() for x in _base_problem(d, T, seed))
+@functools.lru_cache(maxsize=256)    # 256 curves of n + 1 floats: an explorer's way back is free
+def _jacobian_norms(radius, nonlinearity, n, d, input_scale, seed):
+    W0, drive, h = (x.numpy() for x in _base_problem(d, n, seed))
     W = W0 * radius
     sigma = _SIGMA[nonlinearity]
-    products = np.empty((T + 1, d, d))
+    products = np.empty((n + 1, d, d))
     products[0] = J = np.eye(d)
-    for t in range(T):
+    for t in range(n):
         a = W @ h + input_scale * drive[t]
         h = sigma(a)
         J = products[t + 1] = _derivative(nonlinearity, a)[:, None] * (W @ J)   # D_t W J_{t-1}
-    # ‖J‖₂ is J's largest singular value: all T + 1 norms in one call
+    # ‖J‖₂ is J's largest singular value: all n + 1 norms in one call
     return torch.from_numpy(np.linalg.svd(products, compute_uv=False)[:, 0])
 
 
 def _loggable(norms):
-    """norms (T + 1,) as a float64 numpy array with NaN for the norms that underflowed to 0:
+    """norms (n + 1,) as a float64 numpy array with NaN for the norms that underflowed to 0:
     a log axis cannot show 0, so the curve stops there."""
     y = norms.numpy().copy()
     y[y <= 0] = float("nan")
@@ -184,7 +184,7 @@ def _plot_norms(ax, norms, **kwargs):
     ax.semilogy(range(len(norms)), _loggable(norms), **kwargs)
 
 
-def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh"), T=100, input_scale=0.5):
+def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh"), n=100, input_scale=0.5):
     """One panel per nonlinearity: ‖∂h_t/∂h_0‖ vs t for each spectral radius of W."""
     radii = list(radii)
     if not radii:
@@ -198,7 +198,7 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
     for ax, nl in zip(axes[0], nonlinearities):
         ends = []
         for i, r in enumerate(radii):
-            norms = jacobian_norms(r, nl, T, input_scale=input_scale)
+            norms = jacobian_norms(r, nl, n, input_scale=input_scale)
             _plot_norms(ax, norms, label=f"ρ = {r:g}", **_style(i, _RADIUS_COLORS))
             shown.append(norms[norms > 0])
             ends.append(f"{_num(norms[-1].item())} for ρ = {r:g}")
@@ -219,13 +219,13 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
     axes[0][0].set_ylabel("‖∂h_t / ∂h_0‖")
     axes[0][0].legend(fontsize=8, title="spectral radius of W")
     fig.tight_layout()
-    return describe(fig, f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {T} (log scale), one curve per "
-                         f"spectral radius ρ of W, input strength {input_scale:.2f}; at t = {T} it reaches "
+    return describe(fig, f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {n} (log scale), one curve per "
+                         f"spectral radius ρ of W, input strength {input_scale:.2f}; at t = {n} it reaches "
                          + "; ".join(said) + ".", extra_values=(input_scale, 0))
 
 
 class GradientNormPlot(LivePlot):
-    """The explorer's figure: ‖∂h_t/∂h_0‖ for t = 0..T for the chosen radius, in bold over
+    """The explorer's figure: ‖∂h_t/∂h_0‖ for t = 0..n for the chosen radius, in bold over
     the standard radii in grey (values: radius, nonlinearity, input_scale).
 
     The frame (log axis from 1e-16 to 1e12, ticks, grid) is fixed; every curve, its labels,
@@ -236,8 +236,8 @@ class GradientNormPlot(LivePlot):
 
     figsize = (7, 3.8)
 
-    def __init__(self, T=100):
-        self.T = T
+    def __init__(self, n=100):
+        self.n = n
 
     def check(self, radius, nonlinearity, input_scale):
         _check_positive("radius", radius)
@@ -246,16 +246,16 @@ class GradientNormPlot(LivePlot):
             raise ValueError(f"input_scale must be >= 0, got input_scale={input_scale}")
 
     def build(self, fig, radius, nonlinearity, input_scale):
-        T, ones = self.T, np.ones(self.T + 1)        # placeholders: `update` sets the data
+        n, ones = self.n, np.ones(self.n + 1)        # placeholders: `update` sets the data
         ax = fig.add_subplot()
         self.references, self.reference_labels = [], []
         for r in STANDARD_RADII:
-            self.references += ax.semilogy(range(T + 1), ones, color="lightgray", lw=1)
+            self.references += ax.semilogy(range(n + 1), ones, color="lightgray", lw=1)
             self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color=GREY, fontsize=7))
-        (self.bold,) = ax.semilogy(range(T + 1), ones, color=BLUE, lw=2.5, label="ρ")
-        (self.power,) = ax.semilogy(range(T + 1), ones, ":", color=BLUE, lw=1, label="ρ^t")
+        (self.bold,) = ax.semilogy(range(n + 1), ones, color=BLUE, lw=2.5, label="ρ")
+        (self.power,) = ax.semilogy(range(n + 1), ones, ":", color=BLUE, lw=1, label="ρ^t")
         ax.set_ylim(1e-16, 1e12)
-        ax.set_xlim(0, T * 1.08)
+        ax.set_xlim(0, n * 1.08)
         # moving only to stay drawn over the curves, as in a figure drawn in one go
         self.one = ax.axhline(1.0, color=GREY, lw=0.8, ls=":")
         ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖")
@@ -270,38 +270,38 @@ class GradientNormPlot(LivePlot):
                 self.title, self.legend]
 
     def update(self, radius, nonlinearity, input_scale):
-        T = self.T
+        n = self.n
         for r, line, label in zip(STANDARD_RADII, self.references, self.reference_labels):
-            reference = jacobian_norms(r, nonlinearity, T, input_scale=input_scale)
+            reference = jacobian_norms(r, nonlinearity, n, input_scale=input_scale)
             line.set_ydata(_loggable(reference))
             visible = ((reference >= 1e-16) & (reference <= 1e12)).nonzero()
             label.set_visible(len(visible) > 0)
             if len(visible):   # label each grey curve where it leaves the plot (or ends)
                 t = int(visible[-1])
                 label.set_position((t, reference[t].item()))
-                label.set_verticalalignment("bottom" if t < T else "center")
-        norms = jacobian_norms(radius, nonlinearity, T, input_scale=input_scale)
+                label.set_verticalalignment("bottom" if t < n else "center")
+        norms = jacobian_norms(radius, nonlinearity, n, input_scale=input_scale)
         self.bold.set_ydata(_loggable(norms))
         self.bold.set_label(f"ρ = {radius:.2f}")
-        self.power.set_ydata([radius ** t for t in range(T + 1)])
+        self.power.set_ydata([radius ** t for t in range(n + 1)])
         self.legend.get_texts()[0].set_text(f"ρ = {radius:.2f}")
         self.title.set_text(f"σ = {nonlinearity}, ρ = {radius:.2f}:  "
-                            f"‖∂h_{T}/∂h_0‖ = {norms[-1].item():.2e}")
+                            f"‖∂h_{n}/∂h_0‖ = {norms[-1].item():.2e}")
 
     def describe(self, radius, nonlinearity, input_scale):
-        T = self.T
-        end, *ends = (jacobian_norms(r, nonlinearity, T, input_scale=input_scale)[-1].item()
+        n = self.n
+        end, *ends = (jacobian_norms(r, nonlinearity, n, input_scale=input_scale)[-1].item()
                       for r in (radius, *STANDARD_RADII))
         grey = ", ".join(f"{_num(e)} for ρ = {r:g}" for r, e in zip(STANDARD_RADII, ends))
-        return dict(text=f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {T} (log scale) for σ = "
+        return dict(text=f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {n} (log scale) for σ = "
                          f"{nonlinearity}, input strength {input_scale:.2f}: with ρ = {radius:.2f} (bold) it reaches "
-                         f"{_num(end)} at t = {T}, where ρ^t is {_num(radius ** T)}; the grey curves reach {grey}.",
+                         f"{_num(end)} at t = {n}, where ρ^t is {_num(radius ** n)}; the grey curves reach {grey}.",
                     extra_values=(input_scale, 0))
 
 
-def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, T=100):
+def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, n=100):
     """The widget's view: the chosen radius in bold over the standard radii in grey."""
-    return GradientNormPlot(T).figure(radius=radius, nonlinearity=nonlinearity, input_scale=input_scale)
+    return GradientNormPlot(n).figure(radius=radius, nonlinearity=nonlinearity, input_scale=input_scale)
 
 
 def distance_figure(distances, norms):
@@ -336,8 +336,15 @@ def recall_figure(ns, accuracies, chance):
     if not 0 < chance < 1:
         raise ValueError(f"chance must be a probability in (0, 1), got chance={chance}")
     fig, ax = plt.subplots(figsize=(7, 3.6))
+    last = len(accuracies) - 1
     for i, (label, acc) in enumerate(accuracies.items()):
-        ax.plot(ns, [100 * a for a in acc], "s" if "attention" in label else "o", label=label, **_style(i))
+        # Where two models score the same (100 % at small n) their markers coincide: the earlier
+        # series are drawn as larger hollow markers under the later, smaller filled ones, so each
+        # stays visible (a filled marker inside a ring).
+        style = _style(i)
+        ax.plot(ns, [100 * a for a in acc], "s" if "attention" in label else "o", label=label,
+                ms=5 + 5 * (last - i), mew=1.8, zorder=2 + i,
+                mfc="none" if i < last else style["color"], **style)
     ax.axhline(100 * chance, color=GREY, ls=":", lw=1, label=f"chance ({100 * chance:.1f} %)")
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
