@@ -12,6 +12,7 @@ import torch  # noqa: E402
 from course_lib.exercises.lesson02 import ATTENTION  # noqa: E402
 from course_lib.viz import (attention_explorer_view, attention_matrix_heatmap, lookup_figure,  # noqa: E402
                             scaling_figure, scaling_view, softmax_saturation)
+from course_lib.viz.describe import description  # noqa: E402
 from course_lib.widgets import attention_explorer, scaling_explorer  # noqa: E402
 
 TOKENS = ["the", "cat", "sat", "on", "it"]
@@ -100,6 +101,31 @@ def test_lookup_figure_reports_hard_and_soft_answers():
     fig = lookup_figure([[1.0, 0.0], [0.0, 1.0]], [10.0, 20.0], [12.0, 0.0], ["a", "b"])
     labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert "returns 10.00" in labels[0] and "returns 10.00" in labels[1]   # soft ≈ hard here
+
+
+def test_lookup_figure_says_the_values_unit():
+    """Issue 29: "returns 4.00 / 7.66" did not say kg."""
+    fig = lookup_figure([[1.0, 0.0], [0.0, 1.0]], [4.0, 30.0], [2.0, 0.0], ["cat", "dog"], unit="kg")
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert all(label.endswith(" kg") for label in labels)
+    assert "v=4 kg" in [t.get_text() for t in fig.axes[0].texts][0]
+    assert description(fig).text.count(" kg") == 2
+
+
+def test_scaling_figure_labels_the_top_of_a_short_log_axis():
+    """Issue 29: the gradient panel spans less than a decade (0.05 … 0.31) and was labelled only
+    0.05, 0.1, 0.2: the top of the data had no label near it."""
+    d_values = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    raw = {k: [] for k in ("variance", "max_prob", "entropy", "grad_norm")}
+    scaled = {k: [] for k in raw}
+    for d in d_values:
+        for stats, s in ((raw, False), (scaled, True)):
+            for k, v in softmax_saturation(d, scaled=s).items():
+                stats[k].append(v)
+    fig = scaling_figure(d_values, raw, scaled)
+    ticks = fig.axes[3].get_yticks()
+    top = max(raw["grad_norm"] + scaled["grad_norm"])
+    assert max(ticks) >= 0.9 * top and max(ticks) <= fig.axes[3].get_ylim()[1], (ticks, top)
 
 
 def test_static_figures_draw():

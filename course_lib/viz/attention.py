@@ -56,10 +56,11 @@ def _check_labels(name, labels, n):
     return labels
 
 
-def lookup_figure(keys, values, query, key_labels, query_label="query"):
+def lookup_figure(keys, values, query, key_labels, query_label="query", unit=""):
     """Hard vs soft lookup of a 2-D `query` among 2-D `keys`.
 
     keys: (n, 2); values: n numbers; query: 2 numbers. Scores are the dot products q·k_i.
+    unit: the values' unit ("kg"), written after every value and answer.
     Left: the keys and the query in the plane. Right: the weights of the hard lookup
     (one-hot at the best score) and of the soft one (softmax of the scores), and what each returns.
     """
@@ -71,6 +72,7 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     if q.shape != (2,):
         raise ValueError(f"query must be 2 numbers, got shape {tuple(q.shape)}")
     labels = _check_labels("key_labels", key_labels, len(K))
+    u = f" {unit}" if unit else ""
     scores = K @ q
     hard = torch.nn.functional.one_hot(scores.argmax(), len(K)).float()
     soft = torch.softmax(scores, dim=0)
@@ -78,21 +80,21 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
     ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color=BLUE, zorder=3)
     for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
-        ax_p.annotate(f"{lab} (v={val:g})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
+        ax_p.annotate(f"{lab} (v={val:g}{u})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
     ax_p.scatter([q[0].item()], [q[1].item()], marker="*", s=220, color=VERMILLION, zorder=4)
     ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color=BLACK)
     ax_p.axhline(0, color=GREY, lw=0.6)
     ax_p.axvline(0, color=GREY, lw=0.6)
     ax_p.set(title="keys k_i and the query q", xlabel="feature 1", ylabel="feature 2")
-    ax_p.margins(0.25)
+    ax_p.margins(x=0.35, y=0.25)   # room for the labels right of the points
 
     pos = torch.arange(len(K), dtype=torch.float32)
     hard_out, soft_out = (hard @ v).item(), (soft @ v).item()   # what each lookup returns
     hard, soft = hard.tolist(), soft.tolist()
     ax_w.bar((pos - 0.2).tolist(), hard, width=0.4, color=GREY, hatch="//", edgecolor="white",
-             label=f"hard (argmax): returns {hard_out:.2f}")
+             label=f"hard (argmax): returns {hard_out:.2f}{u}")
     ax_w.bar((pos + 0.2).tolist(), soft, width=0.4, color=BLUE,
-             label=f"soft (softmax): returns {soft_out:.2f}")
+             label=f"soft (softmax): returns {soft_out:.2f}{u}")
     for i, p in enumerate(soft):
         ax_w.text(i + 0.2, p + 0.02, f"{p:.2f}", ha="center", fontsize=8)
     ax_w.set_xticks(pos.tolist(), labels)
@@ -102,8 +104,8 @@ def lookup_figure(keys, values, query, key_labels, query_label="query"):
     fig.tight_layout()
     best = labels[int(np.argmax(hard))]
     return describe(fig, f"Query '{query_label}' at ({q[0]:.2f}, {q[1]:.2f}) among {len(K)} keys, scored by q·k: "
-                         f"the hard lookup (argmax) puts weight 1 on '{best}' and returns {hard_out:.2f}; "
-                         f"the soft lookup (softmax) weights {_top(soft, labels, len(K))} and returns {soft_out:.2f}.")
+                         f"the hard lookup (argmax) puts weight 1 on '{best}' and returns {hard_out:.2f}{u}; "
+                         f"the soft lookup (softmax) weights {_top(soft, labels, len(K))} and returns {soft_out:.2f}{u}.")
 
 
 def _check_d_k(d_k):
@@ -194,17 +196,20 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
 D_K_CHOICES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 _ROUND_TICKS = [k * 10.0 ** e for e in range(-4, 5) for k in (1, 2, 5)]
+_DENSE_TICKS = sorted(k * 10.0 ** e for e in range(-4, 5) for k in (1, 2, 3, 5))
 
 
 def _plain_ticks(ax, ds):
     """x: every other d_k as a plain number (1, 4, 16 …); a log y axis labelled at round
-    values (0.05, 0.1, 0.2 …, or 1, 10, 100 …) written as plain decimals, not 3×10⁻¹."""
+    values written as plain decimals, not 3×10⁻¹: powers of ten over many decades (1, 10,
+    100 …), 1-2-5 over two (0.05, 0.1, 0.2, 0.5), and 1-2-3-5 over one or less (0.05, 0.1,
+    0.2, 0.3), so that the top of the data has a label near it."""
     ax.set_xticks(ds[::2], [str(d) for d in ds[::2]])
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     if ax.get_yscale() == "log":
         low, high = ax.get_ylim()
         decades = math.log10(high / low)
-        candidates = [t for t in _ROUND_TICKS if low <= t <= high]
+        candidates = [t for t in (_DENSE_TICKS if decades <= 1.5 else _ROUND_TICKS) if low <= t <= high]
         if decades > 2:                       # many decades: powers of ten only
             candidates = [t for t in candidates if f"{t:g}".lstrip("0.").startswith("1")]
         ax.set_yticks(candidates, [f"{t:g}" for t in candidates])
