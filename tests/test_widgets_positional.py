@@ -62,8 +62,18 @@ def test_extrapolation_figure_draws_one_line_per_model():
     np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), [100, 90])
 
 
+def test_extrapolation_shading_starts_past_the_longest_training_length():
+    """Issue 29: "shaded: longer" began at n = 16, a length the models were trained on."""
+    fig = extrapolation_figure([12, 14, 16, 18, 20], {"learned": [1, 1, 1, 0.9, 0.8]},
+                               {"learned": [np.nan] + [1.0] * 19}, train_len=16)
+    (span,) = [p for p in fig.axes[0].patches]
+    assert 16 < span.get_x() < 18
+    (span,) = [p for p in fig.axes[1].patches]
+    assert span.get_x() == 15.5                       # positions 0 … 15 were seen
+
+
 def test_rotary_figure_reads_diagonals():
-    s = torch.arange(10.0)[None, :] - torch.arange(10.0)[:, None]       # S[m, n] = n - m
+    s = torch.arange(10.0)[None, :] - torch.arange(10.0)[:, None]       # S[m, j] = j - m
     fig = rotary_relative_figure(s, max_offset=3)
     lines = fig.axes[1].get_lines()   # axes[-1] is the colour bar
     greys, rows = lines[0::2], lines[1::2]                               # each row over the first row's shape
@@ -128,11 +138,23 @@ def test_explorer_redraws_when_each_slider_moves():
     np.testing.assert_allclose(after, sinusoidal_table(50, 16, 10.0).T.numpy(), atol=1e-6)
 
 
+def test_explorer_table_keeps_two_pixels_per_dimension():
+    """At d_model = 256 the table's ~1 px rows of alternating sin and cos read as a moiré (issue
+    29): the slider stops where every dimension still gets at least 2 pixels of the panel."""
+    w = sinusoidal_explorer()
+    d_model = w.children[0]
+    d_model.value = d_model.max
+    fig = w.draw.last_figure
+    fig.canvas.draw()
+    rows_px = fig.axes[0].get_window_extent().height / d_model.max
+    assert _image(fig).shape[0] == d_model.max and rows_px >= 2, f"{rows_px:.2f} px per dimension"
+
+
 def test_explorer_callback_is_fast():
     import time
     w = sinusoidal_explorer()
     d_model, length = w.children[:2]
-    d_model.value, length.value = 256, 400          # the largest setting
+    d_model.value, length.value = d_model.max, length.max          # the largest setting
     start = time.perf_counter()
     w.update()
     assert time.perf_counter() - start < 3.0        # generous: the test machine is shared

@@ -286,13 +286,18 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
     for name, acc in by_position.items():
         c, _, ls = style[name]
         a2.plot(np.arange(len(acc)), np.asarray(acc) * 100, ls=ls, lw=1.5, label=name, color=c)
-    for ax, right in ((a1, max(lengths)), (a2, n_pos - 1)):
-        ax.axvspan(train_len - 0.5 if ax is a2 else train_len, right + 0.5, color="0.95", zorder=0)
+    # Where "longer than training" starts: on the length axis halfway between the longest trained
+    # length drawn and the next one (n = train_len itself was trained on: not shaded); on the
+    # position axis at train_len − 0.5 (positions 0 … train_len − 1 were seen).
+    shorter, longer = [n for n in lengths if n <= train_len], [n for n in lengths if n > train_len]
+    edge = (max(shorter) + min(longer)) / 2 if shorter and longer else train_len + 0.5
+    for ax, left, right in ((a1, edge, max(lengths)), (a2, train_len - 0.5, n_pos - 1)):
+        ax.axvspan(left, right + 0.5, color="0.95", zorder=0)
         if chance is not None:
             ax.axhline(chance * 100, ls=":", color="0.4", lw=1)
             ax.text(ax.get_xlim()[0] if ax is a1 else 0, chance * 100 + 1.5, " chance", fontsize=9, color=GREY)
         ax.set_ylim(-3, 103)
-    a1.axvline(train_len, color="0.3", lw=1)
+    a1.axvline(edge, color="0.3", lw=1)
     a2.axvline(train_len - 0.5, color="0.3", lw=1)
     a1.set(xlabel="sequence length n", ylabel="accuracy (%)",
            title=f"trained on lengths ≤ {train_len} (shaded: longer)")
@@ -318,9 +323,10 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
 
 
 def rotary_relative_figure(scores, max_offset: int | None = None):
-    """Left: a rotary score matrix S[m, n] (constant along diagonals). Right: S[m, m+Δ] vs Δ
-    for up to 4 query positions m, each shifted up by one step so that all can be seen, over
-    the first query's curve in grey: where the score depends on Δ alone, each lies on the grey."""
+    """Left: a rotary score matrix S[m, j], query position m, key position j (constant along
+    diagonals). Right: S[m, m+Δ] vs Δ for up to 4 query positions m, each shifted up by one
+    step so that all can be seen, over the first query's curve in grey: where the score
+    depends on Δ alone, each lies on the grey."""
     s = torch.as_tensor(scores, dtype=torch.float64)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or s.shape[0] < 3:
         raise ValueError(f"scores must be a square (n, n) matrix with n >= 3, got shape {tuple(s.shape)}")
@@ -331,7 +337,7 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
     lim = float(s.abs().max())
     im = a1.imshow(s.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, origin="lower", interpolation="nearest")
-    a1.set(xlabel="key position n", ylabel="query position m", title="rotary scores (R_m q)·(R_n k)")
+    a1.set(xlabel="key position j", ylabel="query position m", title="rotary scores (R_m q)·(R_j k)")
     fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
     offsets = np.arange(-max_offset, max_offset + 1)
     queries = list(range(max_offset, n - max_offset, max(1, (n - 2 * max_offset) // 6)))
@@ -344,16 +350,16 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
         a2.text(offsets[-1] + 0.6, reference[-1] + r * step, f"m = {m}", va="center", fontsize=8)
     a2.set_xlim(offsets[0] - 0.5, offsets[-1] + 0.25 * len(offsets))   # room for the labels
     a2.set_xticks([o for o in offsets if o % 5 == 0])
-    a2.set(xlabel="offset Δ = n − m", ylabel="score (each row shifted up)",
+    a2.set(xlabel="offset Δ = j − m", ylabel="score (each row shifted up)",
            title="S[m, m+Δ] for several m (grey: the first one's curve)")
     a2.set_yticks([])
     fig.tight_layout()
     spread = max(float(d.max() - d.min()) for d in (torch.diagonal(s, o) for o in range(2 - n, n - 1)))
-    alone = (f"along each diagonal (a fixed offset Δ = n − m) they vary by at most {fmt(spread)}, so the score "
+    alone = (f"along each diagonal (a fixed offset Δ = j − m) they vary by at most {fmt(spread)}, so the score "
              f"depends on Δ alone" if spread <= 0.01 * lim else
-             f"along a diagonal (a fixed offset Δ = n − m) they vary by up to {fmt(spread)}: the score does not "
+             f"along a diagonal (a fixed offset Δ = j − m) they vary by up to {fmt(spread)}: the score does not "
              f"depend on Δ alone")
-    text = (f"Left: rotary scores S[m, n] for {n} query and key positions, from {fmt(s.min())} to {fmt(s.max())}; "
+    text = (f"Left: rotary scores S[m, j] for {n} query and key positions, from {fmt(s.min())} to {fmt(s.max())}; "
             f"{alone}. Right: S[m, m+Δ] for Δ = {offsets[0]} … {offsets[-1]} at query positions m = "
             f"{', '.join(map(str, queries))}, each shifted up over the first one's curve in grey.")
     rows = [[f"m = {m}", *s[m, m + offsets].tolist()] for m in queries]
