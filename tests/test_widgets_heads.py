@@ -56,6 +56,19 @@ def test_head_maps_and_plots_draw_one_panel_or_bar_each():
     assert len(fig.axes[0].patches) == 2 * (6 + 1)
 
 
+def test_relation_scores_are_readable_for_the_lessons_seven_heads():
+    """Issue 29: with lesson 04's seven heads the figure was 12 in wide, so its legend and two-line
+    tick labels were ~7 pt once the notebook column shrank it. Now at most 9.4 in (not shrunk in
+    the 950 px column) and every text at least 10 pt."""
+    scores = {"1 head": torch.rand(1, 1, 2), "2 heads": torch.rand(1, 2, 2), "2 layers × 2 heads": torch.rand(2, 2, 2)}
+    fig = relation_scores_plot(scores, title="where each head looks")
+    assert fig.get_size_inches()[0] <= 9.4
+    fig.canvas.draw()
+    texts = [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    assert min(t.get_fontsize() for t in texts) >= 10
+    assert {"1 head", "2 heads", "2 layers × 2 heads"} <= {t.get_text() for t in texts}   # one name per group
+
+
 def test_moving_the_sliders_redraws_another_head():
     torch.manual_seed(0)
     model = BindingModel(d_model=16, h=2, n_layers=2)
