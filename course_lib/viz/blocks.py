@@ -118,8 +118,12 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     """Training losses side by side, one panel per run, same axes everywhere.
 
     curves: {run name: per-step losses}; chance: the loss of guessing (drawn dashed);
-    smooth: moving-average window (the raw loss is drawn faintly behind). NaN (a run
-    that diverged) ends the curve. Returns the Figure.
+    smooth: moving-average window (the raw loss is drawn thinly on top of it). NaN (a run
+    that diverged) ends the curve. The y axis spans the data from its lowest loss up to its
+    highest — unless single steps rise far above the highest moving average (or the chance
+    line), by more than half the range below it: then the axis ends there, and each such
+    step is marked with a triangle on the top edge with the peak written in its panel, so
+    that one early spike does not squash the range where the runs differ. Returns the Figure.
     """
     if not curves:
         raise ValueError("curves must hold at least one run")
@@ -128,44 +132,74 @@ def loss_curves_plot(curves, chance=None, smooth=10, ncols=None, title=None):
     n = len(curves)
     ncols = ncols or (n if n <= 3 else 2)          # ≤ 3 panels per row: readable in the notebook column
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.9 * nrows), sharey=True, squeeze=False)
-    finite = [v for c in curves.values() for v in c if np.isfinite(v)]
-    top = max(finite) if finite else 1.0
-    said = []
-    for ax, (name, losses) in zip(axes.flat, curves.items()):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.1 * ncols, 2.7 * nrows + 0.5), sharey=True, squeeze=False,
+                             layout="constrained")
+    series = {}
+    for name, losses in curves.items():
         y = np.asarray(list(losses), dtype=float)
         if y.size == 0:
             raise ValueError(f"curves[{name!r}] is empty")
+        mean = np.convolve(y, np.ones(smooth) / smooth, mode="valid") if len(y) >= smooth else None
+        series[name] = (y, mean)
+    finite = np.concatenate([y[np.isfinite(y)] for y, _ in series.values()] or [np.zeros(0)])
+    means = np.concatenate([m[np.isfinite(m)] for _, m in series.values() if m is not None] or [np.zeros(0)])
+    top = max([*means, *([chance] if chance is not None else []), *([] if len(means) else finite)], default=1.0)
+    low = min([*finite, *([chance] if chance is not None else [])], default=0.0)
+    if len(finite) and finite.max() <= top + 0.5 * (top - low):   # no step far above: show them all
+        top = float(finite.max())
+    pad = 0.08 * (top - low) or 0.1
+    top, bottom = top + pad, max(0.0, low - pad)
+    said, clipped = [], []
+    for ax, (name, (y, mean)) in zip(axes.flat, series.items()):
         steps = np.arange(1, len(y) + 1)
-        # Same colours in every panel (the one legend holds for all): faint grey, thick blue.
-        ax.plot(steps, y, color=GREY, alpha=0.45, lw=1, label="loss of each step")
+        # The same styles in every panel (the one legend holds for all). Draw order: the moving
+        # average (thick), each step's loss (thin, dotted, on top: visible even where the two
+        # coincide, as for a run that stays flat), the chance line (dashed, on top of both).
         end = f"{_num(y[-1])} (last step)"
-        if len(y) >= smooth:
-            mean = np.convolve(y, np.ones(smooth) / smooth, mode="valid")
-            ax.plot(steps[smooth - 1:], mean, color=BLUE, lw=2, label=f"mean of the last {smooth} steps")
+        if mean is not None:
+            ax.plot(steps[smooth - 1:], mean, color=BLUE, lw=3, zorder=2, label=f"mean of the last {smooth} steps")
             end = _num(mean[-1])
+        ax.plot(steps, np.minimum(y, top), color=BLACK, lw=0.8, ls=":", marker=".", ms=3, alpha=0.8, zorder=3,
+                label="loss of each step")
+        above = np.flatnonzero(np.isfinite(y) & (y > top))
+        if above.size:
+            peak = int(above[np.argmax(y[above])])
+            ax.plot(steps[above], np.full(above.size, top), "^", color=VERMILLION, ms=7, clip_on=False, zorder=5,
+                    label="a step's loss above the axis")
+            ax.text(0.97, 0.96, f"▲ above the axis:\nup to {_num(y[peak])} (step {steps[peak]})", transform=ax.transAxes,
+                    ha="right", va="top", fontsize=9, color=BLACK,
+                    bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85))
+            clipped.append(f"{name} up to {_num(y[peak])} at step {steps[peak]}")
         bad = np.flatnonzero(~np.isfinite(y))
         said.append(f"{name} diverged (no finite loss) from step {bad[0] + 1}" if bad.size else
                     f"{name} {end}" + ("" if len({len(c) for c in curves.values()}) == 1 else f" after {len(y)} steps"))
         if chance is not None:
-            ax.axhline(chance, color=BLACK, ls="--", lw=1, label="chance")
+            ax.axhline(chance, color=BLACK, ls="--", lw=1, zorder=4, label="chance")
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("step")
-        ax.set_ylim(0, top * 1.05)
+        ax.set_ylim(bottom, top)
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("training loss")
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)   # faint = each step's loss, thick = its moving average, dashed = chance
+    legend = {}                                    # one entry per style, from whichever panel drew it
+    for ax in axes.flat[:n]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    order = [k for k in (f"mean of the last {smooth} steps", "loss of each step", "chance",
+                         "a step's loss above the axis") if k in legend]
+    fig.legend([legend[k] for k in order], order, loc="outside lower center", ncol=2, fontsize=9, frameon=False)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     chance_words = f", chance {fmt(chance)} (dashed)" if chance is not None else ""
     steps = len(next(iter(curves.values())))
     at_end = f"after {steps} steps" if len({len(c) for c in curves.values()}) == 1 else "at the end"
+    clip_words = (f" Losses of single steps above {_num(top)}, the top of the axis, are marked on its edge: "
+                  + "; ".join(clipped) + "." if clipped else "")
     return describe(fig, f"{title + ': t' if title else 'T'}raining loss against the step, one panel per run, same "
-                         f"axes{chance_words}. Mean of the last {smooth} steps {at_end}: {'; '.join(said)}.")
+                         f"axes from {_num(bottom)} to {_num(top)}{chance_words}. Mean of the last {smooth} steps "
+                         f"{at_end}: {'; '.join(said)}.{clip_words}", extra_values=(bottom, top))
 
 
 def stream_parts_plot(names, sizes, title="what each part adds to the residual stream"):
