@@ -3,8 +3,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import importlib.util  # noqa: E402
+from pathlib import Path  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
 from course_lib.viz import attention_heatmap, encoder_decoder_diagram, trace_shapes  # noqa: E402
 from course_lib.widgets import shapes_explorer  # noqa: E402
@@ -28,6 +32,41 @@ def test_diagram_shows_the_shapes():
     text = _texts(fig)
     assert "(batch=2, h=4, n_tgt=3, n_src=6)" in text and "K, V" in text
     plt.close(fig)
+
+
+@pytest.mark.parametrize("sizes", [{}, dict(batch=8, n_src=12, n_tgt=11, d_model=64, h=8, tgt_vocab=100)])
+def test_every_box_text_lies_inside_its_box(sizes):
+    """The lesson's sizes and the explorer's largest: no text runs past its box (issue 29)."""
+    fig = encoder_decoder_diagram(**sizes)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    boxes = [p.get_window_extent(renderer) for p in ax.patches
+             if isinstance(p, FancyBboxPatch) and p.get_fill()]
+    labels = [t for t in ax.texts if hasattr(t, "fits")]
+    assert len(labels) == 19
+    for label in labels:
+        text = label.get_window_extent(renderer)
+        box = next(b for b in boxes if b.contains((text.x0 + text.x1) / 2, (text.y0 + text.y1) / 2))
+        assert box.x0 <= text.x0 and text.x1 <= box.x1 and box.y0 <= text.y0 and text.y1 <= box.y1, \
+            f"{label.get_text()!r} runs past its box"
+    plt.close(fig)
+
+
+def test_the_lessons_sizes_all_differ_and_the_committed_svg_shows_them():
+    s = trace_shapes()                       # the defaults: lesson 07's sizes
+    batch, n_tgt, n_src = s["cross_weights"][0], s["cross_weights"][2], s["cross_weights"][3]
+    h, d_model, vocab = s["cross_weights"][1], s["memory"][2], s["logits"][2]
+    sizes = [batch, h, n_tgt, n_src, d_model // h, d_model, vocab]
+    assert len(set(sizes)) == len(sizes), sizes
+    tool = Path(__file__).resolve().parent.parent / "tools" / "encoder_decoder_svg.py"
+    spec = importlib.util.spec_from_file_location("encoder_decoder_svg", tool)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fig, text = module.diagram()
+    plt.close(fig)
+    assert module.committed_description() == text, \
+        "assets/encoder_decoder_shapes.svg is out of date: run python tools/encoder_decoder_svg.py"
 
 
 def test_moving_a_slider_changes_the_drawn_shapes():

@@ -1,4 +1,8 @@
-"""Figures for lesson 07: the encoder-decoder's shapes, and cross-attention maps."""
+"""Figures for lesson 07: the encoder-decoder's shapes, and cross-attention maps.
+
+Length: the shape diagram is one figure (boxes, arrows, residuals, its live update for
+the explorer) and the heatmap's description helpers serve lessons 08 and 09 too.
+"""
 from __future__ import annotations
 
 import functools
@@ -22,13 +26,14 @@ def _check_size(name, value, lo=1):
 
 
 @torch.no_grad()
-def trace_shapes(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
+def trace_shapes(batch=2, n_src=5, n_tgt=3, d_model=32, h=4, d_ff=128, src_vocab=30, tgt_vocab=40,
                  n_layers=2):
     """Run a random EncoderDecoder of these sizes step by step and record every shape.
 
     Returns {name: shape tuple} for: src, tgt, src_embedded, src_in (with PE), memory,
     tgt_embedded, tgt_in, decoder_out, logits, probs, self_weights, masked_weights,
-    cross_weights. Nothing is assumed: each shape is read off a real tensor.
+    cross_weights. Nothing is assumed: each shape is read off a real tensor. The defaults:
+    lesson 07's sizes, all different (d_k = 8), so that every axis can be told apart.
     """
     for name, v in dict(batch=batch, n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, d_ff=d_ff,
                         src_vocab=src_vocab, tgt_vocab=tgt_vocab, n_layers=n_layers).items():
@@ -279,8 +284,8 @@ class EncoderDecoderDiagram(LivePlot):
         # Font sizes are fitted to the boxes as the Axes lies before tight_layout (as the
         # figure has always done); kept, so a new text is fitted the same way.
         self.to_data = _data_per_pixel(ax)
-        w = 3.6
-        ex, dx = 2.5, 7.9  # encoder / decoder column centres
+        w = 4.0
+        ex, dx = 2.75, 8.2  # encoder / decoder column centres
 
         enc, enc_texts, enc_arrows = _column(ax, ex, w, _encoder_boxes(s, d_ff), to_data=self.to_data)
         _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {self.n_layers}", "left")
@@ -298,7 +303,8 @@ class EncoderDecoderDiagram(LivePlot):
         _, my, mh = enc[7]
         _, cy, _ = dec[5]
         _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
-        ax.text((ex + dx) / 2 - 0.3, (my + cy) / 2 + 0.15, "K, V", fontsize=10, color="#1f4e79", weight="bold")
+        ax.text((ex + dx) / 2, (my + cy) / 2 + 0.3, "K, V", fontsize=10, color="#1f4e79", weight="bold",
+                ha="center", va="center")
         self.header = ax.text(0.05, 10.55, _header(**values), fontsize=10.5, weight="bold")
         ax.text(0.05, 10.2, "every shape below was read off a real forward pass at these sizes; "
                             "green side arrows: the residual x + Sublayer(x) into each Add & Norm",
@@ -318,7 +324,8 @@ class EncoderDecoderDiagram(LivePlot):
     def describe(self, **values):
         s, d_ff = self._shapes(**values)
         t = lambda name: "(" + ", ".join(map(str, s[name])) + ")"     # noqa: E731
-        sizes = ", ".join(f"{k}={v}" for k, v in values.items() if k != "tgt_vocab")
+        sizes = ", ".join(f"{k}={v}" for k, v in values.items() if k != "tgt_vocab") + \
+            f" (d_k={values['d_model'] // values['h']})"
         return (f"Encoder-decoder, {self.n_layers} layers each, d_ff={d_ff}, with the shapes of a real forward "
                 f"pass for {sizes}, V = {values['tgt_vocab']}. Encoder: source ids {t('src')} → embedding and "
                 f"positional encoding {t('src_in')} → self-attention, weights {t('self_weights')} → feed-forward "
@@ -328,7 +335,7 @@ class EncoderDecoderDiagram(LivePlot):
                 f"{t('logits')} → softmax {t('probs')}; every sublayer's input is added back before its Add & Norm.")
 
 
-def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=4, d_model=16, h=4, d_ff=32, src_vocab=30, tgt_vocab=40,
+def encoder_decoder_diagram(batch=2, n_src=5, n_tgt=3, d_model=32, h=4, d_ff=128, src_vocab=30, tgt_vocab=40,
                             n_layers=2):
     """The encoder-decoder as boxes and arrows, each arrow labelled with the shape of
     the tensor it carries — shapes read off a real forward pass (`trace_shapes`).
@@ -352,22 +359,24 @@ def attention_heatmap(weights, query_labels, key_labels, title="attention weight
         raise ValueError(f"query_labels has {len(query_labels)} labels for {w.shape[0]} rows")
     if len(key_labels) != w.shape[1]:
         raise ValueError(f"key_labels has {len(key_labels)} labels for {w.shape[1]} columns")
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(0.55 * w.shape[1] + 2.2, 0.42 * w.shape[0] + 1.4))
+    small, few = max(w.shape) <= 8, w.shape[1] <= 3     # a few large cells: labels as large as the axes'
+    if ax is None:      # at least 4.4 × 3.2 in: a 3 × 2 map was a 3.3 in stamp with 7 pt values (issue 29)
+        fig, ax = plt.subplots(figsize=(max(4.4, 0.6 * w.shape[1] + 2.6), max(3.2, 0.45 * w.shape[0] + 1.6)))
     else:
         fig = ax.figure
     ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    ax.set_xticks(range(w.shape[1]), key_labels, rotation=45, ha="right", fontsize=9)
-    ax.set_yticks(range(w.shape[0]), query_labels, fontsize=9)
+    ax.set_xticks(range(w.shape[1]), key_labels, rotation=0 if few else 45, ha="center" if few else "right",
+                  fontsize=10 if small else 9)
+    ax.set_yticks(range(w.shape[0]), query_labels, fontsize=10 if small else 9)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=11 if small else 10)
     if annotate and w.numel() <= 200:
         for i in range(w.shape[0]):
             for j in range(w.shape[1]):
                 v = float(w[i, j])
                 if v >= 0.05:
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=11 if small else 8,
                             color="white" if v > 0.6 else "black")
     fig.tight_layout()
     return describe(fig, **_heatmap_words(w.numpy(), query_labels, key_labels, title, ylabel, xlabel))
@@ -394,4 +403,8 @@ def _heatmap_words(w, q_labels, k_labels, what, ylabel, xlabel):
     most = "" if n_q <= 6 else f" (the 6 strongest of {n_q} rows)"
     text = (f"{what[:1].upper()}{what[1:]}: rows: {ylabel} ({n_q}), columns: {xlabel} ({n_k}), shaded from 0 to 1. "
             f"Where each row attends most{most}: {_row_peaks(w, q_labels, k_labels)}.")
+    if n_q > 6:                          # the rows left out: say the most spread-out one too
+        w, weakest = np.asarray(w, dtype=float), int(np.asarray(w, dtype=float).max(1).argmin())
+        text += (f" The most spread-out row, '{q_labels[weakest]}', puts at most {fmt(w[weakest].max())} on one "
+                 f"column ('{k_labels[int(w[weakest].argmax())]}').")
     return dict(text=text, table=_weights_table(w, q_labels, k_labels) if np.size(w) > 20 else None)

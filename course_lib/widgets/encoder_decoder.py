@@ -23,7 +23,7 @@ def shapes_explorer():
         batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),
         n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", **look),
         n_tgt=W.IntSlider(value=3, min=1, max=12, description="n_tgt (target length)", **look),
-        d_model=W.IntSlider(value=16, min=8, max=64, step=8, description="d_model", **look),
+        d_model=W.IntSlider(value=32, min=8, max=64, step=8, description="d_model", **look),
         h=W.Dropdown(options=[1, 2, 4, 8], value=4, description="heads h", **look),
         tgt_vocab=W.IntSlider(value=40, min=10, max=100, step=10, description="target vocabulary V", **look),
     )
