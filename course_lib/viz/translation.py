@@ -13,7 +13,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 from .describe import describe, fmt
 from .encoder_decoder import _heatmap_words, _row_peaks, _weights_table, attention_heatmap
 from .live import LivePlot
-from .palette import BLACK, BLUE, CYCLE, GREEN, GREY, ORANGE, SKY, VERMILLION
+from .palette import BLACK, BLUE, CYCLE, GREEN, GREY, MARKERS, ORANGE, SKY, VERMILLION
 
 __all__ = [
     "label_smoothing_bars",
@@ -340,22 +340,29 @@ def accuracy_by_length(results, title="mistakes by number of digits"):
     fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.8 / len(parsed)
     top = 0.0
-    said, cells, totals = [], [], []
+    said, cells, totals, handles, labels = [], [], [], [], []
     for k, (name, (digits, correct)) in enumerate(parsed.items()):
         total = [int((digits == d).sum()) for d in lengths]
         wrong = [int((~correct[digits == d]).sum()) for d in lengths]
         rate = [w / t if t else 0.0 for w, t in zip(wrong, total)]
         top = max(top, *rate)
-        bars = ax.bar(np.arange(len(lengths)) + (k - (len(parsed) - 1) / 2) * width, rate, width, label=name,
-                      color=CYCLE[k % len(CYCLE)], hatch=_HATCHES[k % len(_HATCHES)], edgecolor="white", lw=0)
+        x = np.arange(len(lengths)) + (k - (len(parsed) - 1) / 2) * width
+        colour = CYCLE[k % len(CYCLE)]
+        bars = ax.bar(x, rate, width, color=colour, hatch=_HATCHES[k % len(_HATCHES)], edgecolor="white", lw=0)
+        # A marker on top of every bar, one shape per model: a model with no mistakes has bars
+        # of height 0, which draw nothing; its markers on the axis still show where they are.
+        dots, = ax.plot(x, rate, ls="none", marker=MARKERS[k % len(MARKERS)], ms=7, color=colour, mec="white",
+                        mew=0.8, clip_on=False, zorder=3)
+        handles.append((bars, dots))
+        labels.append(name if sum(wrong) else f"{name}: none wrong (markers on the axis)")
         worst = int(np.argmax(rate))
         totals += [sum(wrong), sum(total)]
         said.append(f"{name} {sum(wrong)} of {sum(total)}" + (
             f", the most at {lengths[worst]} digits: {wrong[worst]} of {total[worst]} ({100 * rate[worst]:.1f}%)"
-            if sum(wrong) else ""))
+            if sum(wrong) else ", none wrong at any length: its bars have height 0, its markers lie on the axis"))
         cells.append([f"{w} of {t} ({100 * r:.1f}%)" for w, t, r in zip(wrong, total, rate)])
         for b, w, t in zip(bars, wrong, total):
-            ax.annotate(f"{w} of {t}", (b.get_x() + b.get_width() / 2, b.get_height()), xytext=(0, 2),
+            ax.annotate(f"{w} of {t}", (b.get_x() + b.get_width() / 2, b.get_height()), xytext=(0, 6),
                         textcoords="offset points", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(lengths)), [f"{d} digits" for d in lengths])
     from matplotlib.ticker import PercentFormatter
@@ -364,8 +371,11 @@ def accuracy_by_length(results, title="mistakes by number of digits"):
     ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
     missing = [d for d in range(1, max(lengths) + 1) if d not in lengths]
     note = f"   (no numbers with {', '.join(map(str, missing))} digit{'s' if missing != [1] else ''} here)" if missing else ""
-    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parsed), frameon=False,
-              title=("exact match = 100 % minus the bar" + note), title_fontsize=8)
+    from matplotlib.legend_handler import HandlerTuple
+
+    ax.legend(handles, labels, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=len(parsed),
+              frameon=False, title=("exact match = 100 % minus the bar" + note), title_fontsize=8,
+              handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)}, handlelength=3.2)
     fig.tight_layout()
     text = f"Held-out numbers translated wrong, by number of digits ({', '.join(map(str, lengths))}): "
     text += "; ".join(said) + "." + note
