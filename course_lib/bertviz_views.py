@@ -117,7 +117,7 @@ _SHIM = """(function () {
   // area beside JupyterLab's file browser (970 px; about 1 000 px expanded) and an SVG
   // clips what lies outside its box, so they get a viewBox and scale down to the width
   // available; the head view's colour squares get their head numbers.
-  var VIEW = "%(view)s";
+  var VIEW = "%(view)s", MARGIN = 24;
   function tidy(root) {
     var svg = root.querySelector("svg");
     if (!svg) return;
@@ -135,7 +135,9 @@ _SHIM = """(function () {
       if (tries < 200) setTimeout(function () { fit(root, svg, tries + 1); }, 100);
       return;
     }
-    var w = Math.ceil(Math.max(right, svg.getAttribute("width").indexOf("%%") < 0 && width > 0 ? width : 0)) + 2;
+    // MARGIN px of white right of the drawing: with 2 the last head's edge touched the
+    // output area's edge (1 290 of 1 292 px), as if cut off.
+    var w = Math.ceil(Math.max(right, svg.getAttribute("width").indexOf("%%") < 0 && width > 0 ? width : 0)) + MARGIN;
     svg.setAttribute("data-fit", String(w));
     svg.setAttribute("viewBox", "0 0 " + w + " " + height);
     svg.setAttribute("preserveAspectRatio", "xMinYMin meet");

@@ -191,6 +191,13 @@ def test_views_draw_their_svg_in_chromium_with_the_network_off(tmp_path):
                     page.set_viewport_size({"width": 600, "height": 600})
                     right = page.locator(f"#{roots[0]} svg").evaluate("s => s.getBoundingClientRect().right")
                     assert right <= 600, f"{name}: the SVG ends at {right} px in a 600 px page"
+                    # and the drawing ends well inside it (issue 29: the last head touched the edge)
+                    margin = page.locator(f"#{roots[0]} svg").evaluate("""s => {
+                        const box = s.getBoundingClientRect(); let r = 0;
+                        for (const c of s.querySelectorAll("*")) {
+                            const b = c.getBoundingClientRect(); if (b.width) r = Math.max(r, b.right); }
+                        return (box.right - r) / box.width; }""")
+                    assert margin >= 0.01, f"{name}: the drawing ends {margin:.1%} of the width from the SVG's edge"
                 assert not errors, f"{name}: {errors}"
                 assert not remote, f"{name} tried to fetch {remote}"
                 page.close()

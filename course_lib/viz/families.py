@@ -106,9 +106,12 @@ def family_attention_maps(panels, ncols=None, figsize=None):
     """Several attention matrices, two per row by default (readable in the notebook column).
 
     panels: list of dicts with "weights" (n_q, n_k) and optional "q_tokens",
-    "k_tokens", "title". Each panel's colours run from 0 (white) to its own largest
-    weight (darkest): the colour bar under the grid says so. An explicit `figsize`
-    keeps the old default of one row (ncols = number of panels). Returns the Figure.
+    "k_tokens", "title". Every panel uses one colour scale, from 0 (white) to the largest
+    weight of all panels (darkest), with one numbered colour bar under the grid: panels
+    are compared by eye, so a head that spreads its weight looks pale beside one that
+    picks a key (scaled per panel, a broad head's largest cell looked as dominant as a
+    sharp head's). An explicit `figsize` keeps the old default of one row (ncols =
+    number of panels). Returns the Figure.
     """
     if not isinstance(panels, (list, tuple)) or not panels:
         raise ValueError("panels must be a non-empty list of dicts with 'weights'")
@@ -117,13 +120,17 @@ def family_attention_maps(panels, ncols=None, figsize=None):
             raise ValueError(f"panels[{i}] must be a dict with a 'weights' entry")
     ncols = ncols or (len(panels) if figsize else min(2, len(panels)))
     nrows = -(-len(panels) // ncols)
+    vmax = max(max(float(_matrix("weights", p["weights"]).max()) for p in panels), 1e-6)
     fig = plt.figure(figsize=figsize or (4.7 * ncols, 4.4 * nrows + 0.5), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for ax, p in zip(axes.flat, panels):
-        draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"))
+        image = draw_attention(ax, p["weights"], p.get("q_tokens"), p.get("k_tokens"), p.get("title"), vmax=vmax)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    _own_maximum_bar(fig, axes)
+    bar = fig.colorbar(image, ax=axes, orientation="horizontal", fraction=0.04, pad=0.02, aspect=50)
+    sep = "\n" if fig.get_figwidth() < 6.5 else " "          # one panel: two lines fit, one would not
+    bar.set_label(f"attention weight{sep}(one scale for every panel: white = 0, darkest = {vmax:.2f}, "
+                  "the largest weight of any panel)", fontsize=9)
     said, extra, rows, keys = [], [], [], []
     for p in panels:
         w = _matrix("weights", p["weights"]).numpy()
@@ -135,9 +142,10 @@ def family_attention_maps(panels, ncols=None, figsize=None):
         keys.append(k)
     width = max(map(len, keys))
     header = ["map: query"] + (keys[0] if all(k == keys[0] for k in keys) else [f"key {j}" for j in range(width)])
-    text = (f"{len(panels)} attention map{'s' if len(panels) > 1 else ''}, rows: queries, columns: keys, each "
-            f"shaded from 0 to its own largest weight. " + "; ".join(said) + ".")
-    return describe(fig, text, table=(header, [r + [""] * (width + 1 - len(r)) for r in rows]), extra_values=extra)
+    text = (f"{len(panels)} attention map{'s' if len(panels) > 1 else ''}, rows: queries, columns: keys, all "
+            f"shaded on one scale from 0 to {fmt(vmax)}, the largest weight of any panel. " + "; ".join(said) + ".")
+    return describe(fig, text, table=(header, [r + [""] * (width + 1 - len(r)) for r in rows]),
+                    extra_values=extra + [vmax])
 
 
 class PretrainedHeadMap(LivePlot):
