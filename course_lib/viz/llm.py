@@ -81,8 +81,10 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise ValueError(f"top must be an int >= 0, got {top!r}")
     layers, heads = w.shape
+    which = "the highlighted cells"
     if highlight is None:
         highlight = [divmod(i, heads) for i in torch.topk(w.flatten(), min(top, w.numel())).indices.tolist()]
+        which = f"the {len(highlight)} largest weights" if len(highlight) > 1 else "the largest weight"
     highlight = [(int(layer), int(head)) for layer, head in highlight]
     for layer, head in highlight:
         if not (0 <= layer < layers and 0 <= head < heads):
@@ -104,7 +106,7 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
                       for layer, head in highlight)
     text = (f"{title}: the weight for each of {layers} {layer_label}s × {heads} {head_label}s, from "
             f"{fmt(w.min())} to {fmt(w.max())}, mean {fmt(w.mean())}."
-            + (f" Outlined and labelled: {boxed}." if highlight else ""))
+            + (f" Outlined in red and labelled with their weight, {which}: {boxed}." if highlight else ""))
     rows = [[f"{layer_label} {layer}", *(float(v) for v in w[layer])] for layer in range(layers)]
     table = ([layer_label, *(f"{head_label} {h}" for h in range(heads))], rows) if layers * heads > 20 else None
     return describe(fig, text, table=table, extra_values=[float(w.mean()), *range(max(layers, heads))])
