@@ -186,6 +186,27 @@ def test_streaming_partial_answers_are_blits_on_one_figure(lesson, monkeypatch, 
     plt.close("all")
 
 
+@pytest.mark.parametrize("lesson", ["06", "11"])
+def test_a_streaming_answer_never_shrinks_the_picture(lesson, monkeypatch):
+    """The partial answers of a new setting start with a short text: cropped to their ink
+    they were shorter than the picture before, and the page below jumped (issue 29)."""
+    from course_lib.widgets._look_ahead import png_size
+
+    monkeypatch.setattr(sampling_widget, "STREAM_EVERY", 0.0)
+    monkeypatch.setattr(llm_widget, "STREAM_EVERY", 0.0)
+    w = _explorer_06() if lesson == "06" else _explorer_11()
+    w._threaded = True
+    first = png_size(bytes(w.image.value))              # the whole first sample
+    sizes = []
+    w.image.observe(lambda change: sizes.append((png_size(bytes(change["new"])), w._final)), names="value")
+    _controls(w)["seed"].value = 3
+    assert w.wait(60)
+    heights = [first[1]] + [size[1] for size, final in sizes if not final]
+    assert len(heights) > 5, "the partial answers were not shown"
+    assert heights == sorted(heights), f"a partial answer shrank the picture: {heights}"
+    plt.close("all")
+
+
 def test_lesson_11_explorer_shows_generate_texts_and_the_plain_figure():
     model, tokenizer = _tiny_llama(), CharTokenizer()
     w = llm_generation_explorer(model, tokenizer, prompt="Once", tokens=20)

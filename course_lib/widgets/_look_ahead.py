@@ -38,6 +38,11 @@ def with_serial(png: bytes, serial) -> bytes:
     return png[:-12] + chunk + png[-12:]
 
 
+def png_size(png: bytes) -> tuple:
+    """(width, height) in pixels of PNG bytes, read from the IHDR chunk."""
+    return struct.unpack(">II", png[16:24])
+
+
 def key_of(values: dict) -> tuple:
     """A hashable key for the controls' values; floats to 12 significant digits, so that
     0.9 and 0.9000000000000001 (one step of 0.05 from 0.85) are the same picture."""

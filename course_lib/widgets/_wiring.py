@@ -35,7 +35,7 @@ import matplotlib.pyplot as plt
 from ..viz.describe import description
 from ..viz.live import is_rendered
 from ._caption import FigureCaption
-from ._look_ahead import CELLS, Pictures, neighbours, with_serial
+from ._look_ahead import CELLS, Pictures, neighbours, png_size, with_serial
 
 __all__ = ["live_figure", "show_figure", "Superseded"]
 
@@ -59,10 +59,12 @@ def _in_kernel():
     return _kernel_shell() is not None
 
 
-def figure_png(fig, pad=10, serial=None):
+def figure_png(fig, pad=10, serial=None, at_least=None):
     """`fig` as PNG bytes, cropped to its ink plus `pad` pixels (what the inline backend's
     tight crop shows), at the figure's dpi. `serial`, when given, is written into the
     PNG as a text chunk, so two drawings of the same picture are different bytes.
+    `at_least` (width, height) in pixels: white is added right and below up to that size
+    (a streaming explorer's partial answer as large as the picture before it).
 
     One Agg draw, then the crop in numpy: the inline backend's `bbox_inches="tight"` draws
     the figure twice (once to measure it), which is half of a slider's wait. Nothing a viz
@@ -84,6 +86,9 @@ def figure_png(fig, pad=10, serial=None):
     rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     if rows.size:
         rgb = rgb[max(rows[0] - pad, 0):rows[-1] + pad + 1, max(cols[0] - pad, 0):cols[-1] + pad + 1]
+    if at_least is not None:            # white right and below, up to at_least
+        rgb = np.pad(rgb, ((0, max(0, at_least[1] - rgb.shape[0])), (0, max(0, at_least[0] - rgb.shape[1])), (0, 0)),
+                     constant_values=255)
     out = io.BytesIO()
     Image.fromarray(np.ascontiguousarray(rgb)).save(out, format="png", compress_level=1)
     return out.getvalue() if serial is None else with_serial(out.getvalue(), serial)
@@ -142,6 +147,7 @@ class LiveFigure(W.VBox):
         self._wanted = self._shown = self._serial = 0
         self._started, self._drawn_ms = time.perf_counter(), 0   # how long the shown picture took
         self._final, self._busy, self._worker, self._stopping = True, False, None, False
+        self._shown_size = None          # (width, height) px of the last picture shown
         for control in self._controls.values():
             control.observe(self._on_change, names="value")
         if self._pictures is not None and _in_kernel():
@@ -202,8 +208,10 @@ class LiveFigure(W.VBox):
             self._render(version)
 
     def _display(self, fig, version, final, values=None):
-        """Show `fig` as the figure of change number `version` (drawn for `values`)."""
-        png, text = figure_png(fig), _text_of(fig)
+        """Show `fig` as the figure of change number `version` (drawn for `values`). A partial
+        answer is as large as the picture before it at least: its text is short, and cropped
+        to its ink the output shrank and the page below jumped (issue 29)."""
+        png, text = figure_png(fig, at_least=None if final else self._shown_size), _text_of(fig)
         plt.close(fig)                  # pyplot forgets it: the inline backend never shows it twice
         self.draw.last_figure = fig
         if final and values is not None and self._pictures is not None:
@@ -217,6 +225,7 @@ class LiveFigure(W.VBox):
         # equal to one it showed before (seen in Chromium: T 1.00 -> 1.12 -> 1.00 left the
         # 1.12 figure on screen), so the same picture drawn again must be new bytes.
         self._serial += 1
+        self._shown_size = png_size(png)
         self.image.value = with_serial(png, self._serial)
         if text and (final or not self.caption.text):   # a partial answer: said once it is final
             self.caption.text = text
