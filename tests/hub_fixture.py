@@ -27,6 +27,8 @@ LESSON00 = "notebooks/00_start_here.ipynb"
 PASSWORDS = {"alice": "alice-pass-1", "bob": "bob-pass-22", "teacher": "teacher-pass-3"}
 SERVERS_ENV = ROOT / ".venv-servers"
 MEM_LIMIT_GB = 4
+PIDS_LIMIT = 128
+FILE_LIMIT_MB = 256
 
 
 def _leftover_accounts(prefix: str) -> list[str]:
@@ -42,7 +44,9 @@ def hub():
         if not (SERVERS_ENV / "bin" / "jupyterhub-singleuser").is_file():
             pytest.skip("as root, students' servers run as their own accounts from "
                         ".venv-servers: `python3 course.py test` builds it")
-        extra += ["--servers-env", str(SERVERS_ENV), "--mem-limit", f"{MEM_LIMIT_GB}G"]
+        extra += ["--servers-env", str(SERVERS_ENV), "--mem-limit", f"{MEM_LIMIT_GB}G",
+                  "--cpu-limit", "1", "--pids-limit", str(PIDS_LIMIT),
+                  "--file-limit", f"{FILE_LIMIT_MB}M"]
     else:                         # one Unix user for all: the tests' students trust each other
         extra += ["--shared-unix-user"]
     h = client.Hub(["alice", "bob"], extra_args=extra)

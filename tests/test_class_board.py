@@ -150,3 +150,24 @@ def test_a_check_keeps_the_times_of_the_last_wrong_checks(tmp_path, monkeypatch)
     records.record("attention", "02", "ok")
     entry = json.loads((tmp_path / "progress.json").read_text(encoding="utf-8"))["attention"]
     assert entry["wrong_times"] == [float(t) for t in range(102, 112)] and entry["last"] == "ok"
+
+
+def test_folder_sizes_are_shown_and_a_folder_past_the_share_is_flagged(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "bob").mkdir()
+    (tmp_path / "disk.json").write_text(json.dumps({
+        "alice": {"bytes": 300 * 2**20, "at": 1.0}, "bob": {"bytes": 5 * 2**30, "at": 1.0}}),
+        encoding="utf-8")
+    disk = board.read_disk(tmp_path)
+    assert disk == {"alice": 300 * 2**20, "bob": 5 * 2**30}
+    records, unreadable = board.read_records(tmp_path)
+    built = board.build(records, {"softmax": "02"}, numbers={"softmax": "2.1"})
+    page = board.render(built, ["02"], disk=disk, share=2 * 2**30)
+    assert '<th scope="col">folder size</th>' in page
+    assert '<td class="ago">300 MB</td>' in page
+    assert "<b>5.0 GB</b>, over the 2.0 GB share" in page
+    assert '<p class="warn">Over the 2.0 GB folder share: bob</p>' in page
+    # A damaged file is no sizes, not a crash; without the hub's sizes, no column.
+    (tmp_path / "disk.json").write_text("{not json", encoding="utf-8")
+    assert board.read_disk(tmp_path) == {}
+    assert "folder size" not in board.render(built, ["02"])

@@ -74,6 +74,21 @@ def test_limits_come_from_the_measurement(values, measured):
     assert su["cpu"]["guarantee"] <= su["cpu"]["limit"]
 
 
+def test_limits_match_the_one_machine_hubs_defaults(values):
+    """A student gets the same CPU and memory on Kubernetes as on `course.py hub`."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "deploy" / "hub"))
+    import hub
+
+    defaults = hub.parser().parse_args(["--users", "x"])
+    su = values["singleuser"]
+    assert su["cpu"]["limit"] == defaults.cpu_limit
+    assert _gb(su["memory"]["limit"]) * 2**30 == hub.parse_size(defaults.mem_limit)
+    assert "podPidsLimit" in (K8S / "values.yaml").read_text(encoding="utf-8")
+    assert su["storage"]["capacity"] == "1Gi"
+
+
 # ------------------------------------------------------------------ the chart's own schema
 def helm_merge(defaults: dict, user: dict) -> dict:
     """Helm's coalescing of a user's values over a chart's: maps merge key by key, anything

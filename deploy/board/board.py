@@ -126,6 +126,32 @@ def build(records: dict[str, dict], exercises: dict[str, str], lesson: str | Non
     return Board(students, chosen, cells, hints, sorted(unreadable), numbers, last, stuck, now)
 
 
+def read_disk(records: Path) -> dict[str, int]:
+    """{student: bytes in their folder}, as the hub last measured (RECORDS/disk.json)."""
+    try:
+        sizes = json.loads((Path(records) / "disk.json").read_text(encoding="utf-8"))
+        return {s: int(v["bytes"]) for s, v in sizes.items()}
+    except (OSError, ValueError, TypeError, KeyError):
+        return {}
+
+
+def size_words(n: int) -> str:
+    """'312 MB', '2.4 GB'."""
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+def _folder(disk: dict[str, int] | None, share: int | None, student: str) -> str:
+    if disk is None:
+        return ""
+    if student not in disk:
+        return '<td class="ago">not measured</td>'
+    size = disk[student]
+    if share and size > share:
+        return (f'<td class="ago stuck"><b>{size_words(size)}</b>, over the '
+                f'{size_words(share)} share</td>')
+    return f'<td class="ago">{size_words(size)}</td>'
+
+
 def _cell_html(icon: str, checks: int) -> str:
     """One cell: the mark (hidden from screen readers) and its meaning in words."""
     said = _WORDS[icon] + (f", {checks} check{'s' if checks != 1 else ''}" if checks else "")
@@ -161,8 +187,10 @@ def _status(board: Board, student: str) -> str:
 
 
 def render(board: Board, lessons: list[str], lesson: str | None = None,
-           refresh_s: int = 5, sort: str = "stuck") -> str:
-    """The page: a lesson filter, the grid (stuck students first), then each exercise's hints."""
+           refresh_s: int = 5, sort: str = "stuck", disk: dict[str, int] | None = None,
+           share: int | None = None) -> str:
+    """The page: a lesson filter, the grid (stuck students first), then each exercise's hints.
+    With `disk` ({student: bytes}), a column of folder sizes, flagged past `share` bytes."""
     e = html.escape
     options = "".join(f'<option value="{e(les)}"{" selected" if les == lesson else ""}>'
                       f'lesson {e(les)}</option>' for les in lessons)
@@ -173,7 +201,7 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
         cells = "".join(_cell_html(icon, n) for icon, n in (board.cells[s][name] for _, name in board.exercises))
         since = None if board.last.get(s) is None else board.now - board.last[s]
         rows.append(f'<tr><th scope="row">{e(s)}</th>{_status(board, s)}<td class="ago">{ago(since)}</td>'
-                    f'{cells}</tr>')
+                    f'{_folder(disk, share, s)}{cells}</tr>')
     hint_items = []
     for _, name in board.exercises:
         for hint, count in board.hints.get(name, Counter()).most_common():
@@ -183,6 +211,11 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
     unreadable = (f'<p class="warn">Records unreadable: {e(", ".join(board.unreadable))}</p>'
                   if board.unreadable else "")
     n_stuck = sum(1 for s in board.students if board.stuck.get(s))
+    folder_head = "" if disk is None else '<th scope="col">folder size</th>'
+    over = [] if disk is None or not share else [s for s in board.students if disk.get(s, 0) > share]
+    if over:
+        unreadable += (f'<p class="warn">Over the {size_words(share)} folder share: '
+                       f'{e(", ".join(over))}</p>')
     keep = f"&amp;lesson={e(lesson)}" if lesson else ""
     order = (f'sorted stuck first · <a href="?sort=name{keep}">sort by name</a>' if sort == "stuck"
              else f'sorted by name · <a href="?sort=stuck{keep}">sort stuck first</a>')
@@ -214,7 +247,7 @@ thead th{{font-weight:normal}}thead th.x{{writing-mode:vertical-rl;transform:rot
 <p><b>Stuck</b> means: the last check of an exercise was wrong, and {STUCK_FAILS} or more of its
 checks were wrong in the last {STUCK_WINDOW_S // 60} minutes.</p>{unreadable}
 <table><caption>Each student's last check per exercise, numbered as in the lessons</caption>
-<thead><tr><th scope="col">student</th><th scope="col">stuck?</th><th scope="col">last check</th>{head}</tr></thead>
+<thead><tr><th scope="col">student</th><th scope="col">stuck?</th><th scope="col">last check</th>{folder_head}{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
 <h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>
 </body></html>"""

@@ -39,7 +39,10 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):
             raise web.HTTPError(400, f"no lesson {lesson!r}")
         built = board.build(records, exercises, lesson, unreadable,
                             numbers=self.settings["numbers"], sort=sort)
-        page = board.render(built, sorted(set(exercises.values())), lesson, sort=sort)
+        share = self.settings["disk_share"]       # the one-machine hub measures the folders
+        disk = board.read_disk(self.settings["records"]) if share else None
+        page = board.render(built, sorted(set(exercises.values())), lesson, sort=sort,
+                            disk=disk, share=share)
         self.set_header("Cache-Control", "no-store")
         self.finish(page)
 
@@ -53,7 +56,8 @@ def make_app() -> web.Application:
         cookie_secret=secrets.token_bytes(32),      # per start: a restart asks to log in again
         records=Path(os.environ["COURSE_BOARD_RECORDS"]),
         exercises=board.exercise_lessons(),
-        numbers=board.exercise_numbers())           # read from the lessons once, at start
+        numbers=board.exercise_numbers(),           # read from the lessons once, at start
+        disk_share=int(os.environ.get("COURSE_BOARD_DISK_SHARE", "0")))
 
 
 def main() -> None:

@@ -306,3 +306,84 @@ def run_notebook(hub_url: str, user: str, token: str, path: str, cell_timeout: f
         except requests.RequestException:
             pass
     return run
+
+
+# ------------------------------------------------------------------ a kernel kept open
+@dataclass
+class Reply:
+    """What one execute_request gave: its status, the text it printed, a dead kernel."""
+
+    status: str = ""
+    text: str = ""
+    kernel_died: bool = False
+
+
+class Kernel:
+    """A kernel of the student's server, open until closed (as a notebook left open in
+    JupyterLab): run code in it cell by cell."""
+
+    def __init__(self, hub_url: str, user: str, token: str, timeout: float = 120):
+        import websocket
+
+        self.base, self.auth = f"{hub_url}/user/{user}", {"Authorization": f"token {token}"}
+        r = requests.post(f"{self.base}/api/kernels", headers=self.auth, timeout=timeout,
+                          json={"name": "transformers-course"})
+        r.raise_for_status()
+        self.id, self.session = r.json()["id"], uuid.uuid4().hex
+        self.ws = websocket.create_connection(
+            self.base.replace("http", "ws", 1) + f"/api/kernels/{self.id}/channels",
+            header=[f"Authorization: token {token}"], timeout=timeout)
+
+    def run(self, code: str) -> Reply:
+        req = _msg("execute_request", {"code": code, "silent": False, "store_history": True,
+                                       "allow_stdin": False, "stop_on_error": True}, self.session)
+        self.ws.send(json.dumps(req))
+        reply, idle = Reply(), False
+        while not (reply.status and idle):
+            m = decode_frame(self.ws.recv())
+            if m.get("msg_type") == "status" and \
+                    m["content"].get("execution_state") in ("dead", "restarting"):
+                reply.kernel_died = True
+                return reply
+            if m.get("parent_header", {}).get("msg_id") != req["header"]["msg_id"]:
+                continue
+            kind, content = m["msg_type"], m["content"]
+            if kind == "execute_reply":
+                reply.status = content["status"]
+                if content["status"] == "error":
+                    reply.text += f"{content.get('ename')}: {content.get('evalue')}\n"
+            elif kind == "stream":
+                reply.text += content["text"]
+            elif kind == "error":
+                reply.text += f"{content['ename']}: {content['evalue']}\n"
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+        return reply
+
+    def settle(self, timeout: float = 60) -> None:
+        """Wait until the kernel is idle (a restart done), and drop the messages so far."""
+        import websocket
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = requests.get(f"{self.base}/api/kernels/{self.id}", headers=self.auth, timeout=30)
+            if r.ok and r.json().get("execution_state") == "idle":
+                break
+            time.sleep(1)
+        self.ws.settimeout(1)
+        try:
+            while True:
+                self.ws.recv()
+        except websocket.WebSocketTimeoutException:
+            pass
+        finally:
+            self.ws.settimeout(None)
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        finally:
+            try:
+                requests.delete(f"{self.base}/api/kernels/{self.id}", headers=self.auth, timeout=30)
+            except requests.RequestException:
+                pass

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import accounts
+import limits
 from course_lib.console import utf8_output
 
 
@@ -81,7 +82,7 @@ def read_users(users: str | None, roster: str | None) -> list[str]:
     return sorted(set(names))
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str, option: str = "--mem-limit") -> int:
     """'4G', '512M' or a number of bytes -> bytes; one line otherwise."""
     units = {"K": 2**10, "M": 2**20, "G": 2**30}
     t = str(text).strip().upper().removesuffix("B").removesuffix("I")
@@ -90,8 +91,24 @@ def parse_size(text: str) -> int:
     except ValueError:
         size = 0
     if size < 256 * 2**20:
-        raise HubConfigError(f"--mem-limit must be like 4G or 1500M (at least 256M), got {text!r}")
+        raise HubConfigError(f"{option} must be like 4G or 1500M (at least 256M), got {text!r}")
     return size
+
+
+def parse_limits(args) -> limits.Limits:
+    """The per-student limits from the command line; one line for a bad one."""
+    if not 0.05 <= args.cpu_limit <= (os.cpu_count() or 1):
+        raise HubConfigError(f"--cpu-limit is in cores, from 0.05 to this machine's "
+                             f"{os.cpu_count()}, got {args.cpu_limit:g}")
+    if not 32 <= args.pids_limit <= 100_000:
+        raise HubConfigError(f"--pids-limit counts a student's processes and threads: from 32 "
+                             f"(a server and one kernel need about 40) to 100000, got {args.pids_limit}")
+    if not 0 < args.disk_reserve < 0.5:
+        raise HubConfigError(f"--disk-reserve is the fraction of the disk kept free, e.g. 0.05, "
+                             f"got {args.disk_reserve:g}")
+    return limits.Limits(cpu=args.cpu_limit, memory=parse_size(args.mem_limit),
+                         pids=args.pids_limit,
+                         file_size=parse_size(args.file_limit, "--file-limit"))
 
 
 def isolation(euid: int, n_users: int, shared: bool) -> str:
@@ -141,6 +158,7 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
     if args.cull_timeout < 60:
         raise HubConfigError(f"--cull-timeout is in seconds and must be at least 60, "
                              f"got {args.cull_timeout}")
+    lim = parse_limits(args)
     env = {
         "COURSE_HUB_RUNTIME": str(runtime),
         "COURSE_HUB_HOMES": str(homes_folder(args, runtime)),
@@ -149,7 +167,13 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
         "COURSE_HUB_BOARD_PORT": str(free_port()),
         "COURSE_HUB_ISOLATION": mode,
         "COURSE_HUB_ACCOUNT_PREFIX": args.account_prefix,
-        "COURSE_HUB_MEM_LIMIT": str(parse_size(args.mem_limit)),
+        "COURSE_HUB_MEM_LIMIT": str(lim.memory),
+        "COURSE_HUB_CPU_LIMIT": str(lim.cpu),
+        "COURSE_HUB_PIDS_LIMIT": str(lim.pids),
+        "COURSE_HUB_FILE_LIMIT": str(lim.file_size),
+        "COURSE_HUB_LIMITS": args.limits,
+        "COURSE_HUB_DISK_RESERVE": str(args.disk_reserve),
+        "COURSE_HUB_DISK_SHARE": str(parse_size(args.disk_share, "--disk-share")),
         "COURSE_HUB_SERVERS_BIN": str(servers_bin(args.servers_env)),
         "COURSE_HUB_IP": args.ip,
         "COURSE_HUB_PORT": str(args.port),
@@ -188,6 +212,20 @@ def make_accounts(env: dict[str, str], runtime: Path) -> None:
     accounts.prepare_records(Path(env["COURSE_HUB_RECORDS"]), [e for _, e in students],
                              [u for u, _ in students], board)
     accounts.check_can_run(entries[0], Path(env["COURSE_HUB_SERVERS_BIN"]) / "python")
+    write_kernel_notice(Path(env["COURSE_HUB_SERVERS_BIN"]).parent)
+
+
+# Loaded by every kernel started from the servers' environment (IPython reads
+# <sys.prefix>/etc/ipython): the kernel says why one of the student's kernels stopped.
+KERNEL_CONFIG = ("# Written by deploy/hub/hub.py: a kernel stopped at the class's memory limit is\n"
+                 "# explained in the student's notebook (course_lib.classroom.limit_notice).\n"
+                 "c.InteractiveShellApp.extensions = ['course_lib.classroom.limit_notice']\n")
+
+
+def write_kernel_notice(servers_env: Path) -> None:
+    folder = servers_env / "etc" / "ipython"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ipython_kernel_config.py").write_text(KERNEL_CONFIG, encoding="utf-8")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -212,7 +250,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--account-prefix", default=accounts.DEFAULT_PREFIX,
                    help="as root: each student's Unix account is PREFIX + name")
     p.add_argument("--mem-limit", default="4G",
-                   help="as root: address space per process of a student (server, each kernel)")
+                   help="as root: memory of all of a student's processes together (and the "
+                        "address space of each)")
+    p.add_argument("--cpu-limit", type=float, default=1.0,
+                   help="as root: cores all of a student's processes may use together")
+    p.add_argument("--pids-limit", type=int, default=128,
+                   help="as root: a student's processes and threads, all together")
+    p.add_argument("--file-limit", default="2G", help="as root: the largest file a student may write")
+    p.add_argument("--limits", choices=["auto", "cgroup2", "cgroup1", "rlimits"], default="auto",
+                   help="how the limits are kept: control groups where the machine allows "
+                        "(auto), or only rlimits (no CPU cap)")
+    p.add_argument("--disk-reserve", type=float, default=0.05,
+                   help="no server starts while less than this fraction of the disk is free")
+    p.add_argument("--disk-share", default="2G",
+                   help="a student's folder past this size is flagged on the class board")
     p.add_argument("--shared-unix-user", action="store_true",
                    help="all students' servers run as the hub's own Unix user (see the warning)")
     p.add_argument("--remove-accounts", action="store_true",
@@ -232,6 +283,12 @@ def main(argv=None) -> int:
         runtime.chmod(0o700)                 # the hub's alone: database, secret, passwords
         if env["COURSE_HUB_ISOLATION"] == "accounts":
             make_accounts(env, runtime)
+            groups = limits.detect(parse_limits(args), want=args.limits,
+                                   tag=args.account_prefix + "hub")
+            print(groups.summary(), flush=True)
+            (runtime / limits.BASES).write_text(
+                "".join(f"{b}\n" for b in groups.bases.values()), encoding="utf-8")
+            env["COURSE_HUB_LIMITS"] = groups.kind     # the hub uses what was found here
     except (HubConfigError, accounts.AccountError) as e:
         print(f"course.py hub: {e}", file=sys.stderr)
         return 1
@@ -267,6 +324,8 @@ def remove(runtime: Path) -> int:
         print(f"course.py hub: the hub of {runtime} is still running (pid {running}): stop it "
               f"first (Ctrl-C, or kill {running})", file=sys.stderr)
         return 1
+    for line in limits.remove_bases(runtime / limits.BASES):
+        print(line)
     if not accounts.ledger(runtime):
         print(f"no accounts listed in {runtime / accounts.LEDGER}: nothing to remove")
         return 0

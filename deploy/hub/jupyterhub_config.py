@@ -65,7 +65,15 @@ if ISOLATED:
 
     c.JupyterHub.spawner_class = CourseSpawner
     c.CourseSpawner.account_prefix = env["COURSE_HUB_ACCOUNT_PREFIX"]
-    c.CourseSpawner.memory_cap = int(env["COURSE_HUB_MEM_LIMIT"])
+    import limits  # noqa: E402
+
+    GROUPS = limits.detect(limits.Limits(
+        cpu=float(env["COURSE_HUB_CPU_LIMIT"]), memory=int(env["COURSE_HUB_MEM_LIMIT"]),
+        pids=int(env["COURSE_HUB_PIDS_LIMIT"]), file_size=int(env["COURSE_HUB_FILE_LIMIT"])),
+        want=env["COURSE_HUB_LIMITS"], tag=env["COURSE_HUB_ACCOUNT_PREFIX"] + "hub")
+    c.CourseSpawner.groups = GROUPS
+    c.CourseSpawner.disk_file = str(Path(env["COURSE_HUB_RECORDS"]) / "disk.json")
+    c.CourseSpawner.board_gid = pwd.getpwnam(env["COURSE_HUB_ACCOUNT_PREFIX"] + accounts.BOARD).pw_gid
 else:
     c.JupyterHub.spawner_class = "simple"        # jupyterhub.spawner.SimpleLocalProcessSpawner
     c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
@@ -81,7 +89,9 @@ if os.geteuid() == 0 and not ISOLATED:
     c.Spawner.args.append("--allow-root")       # --shared-unix-user as root: servers as root
 c.Spawner.environment = {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",   # the course never downloads
-    "OMP_NUM_THREADS": env.get("COURSE_HUB_THREADS", "1"),  # many kernels share few cores
+    # Many kernels share few cores: one thread each for PyTorch and the BLAS libraries.
+    **{v: env.get("COURSE_HUB_THREADS", "1") for v in
+       ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
     # Explorers draw the next slider values ahead while a learner pauses: CPU a shared
     # machine may not have to spare (COURSE_HUB_LOOK_AHEAD=1 turns it on).
     "COURSE_LOOK_AHEAD": env.get("COURSE_HUB_LOOK_AHEAD", "0"),
@@ -119,7 +129,21 @@ async def copy_course_as_student(spawner):
                            f"{(r.stderr.strip().splitlines() or ['?'])[-1]}")
 
 
-c.Spawner.pre_spawn_hook = copy_course_as_student if ISOLATED else copy_course
+DISK_RESERVE = float(env.get("COURSE_HUB_DISK_RESERVE", "0.05"))
+
+
+async def before_start(spawner):
+    """No server starts on a nearly full disk (the hub's database and every classmate's
+    saves share it); then the course into the student's home."""
+    import limits
+
+    refusal = await asyncio.to_thread(limits.disk_refusal, HOMES, DISK_RESERVE)
+    if refusal:
+        raise RuntimeError(refusal)
+    await (copy_course_as_student if ISOLATED else copy_course)(spawner)
+
+
+c.Spawner.pre_spawn_hook = before_start
 
 # Each student's checkers write their verdicts (and hints, never code) where the board reads.
 RECORDS = Path(env["COURSE_HUB_RECORDS"])
@@ -146,6 +170,7 @@ board_service = {
     "url": f"http://127.0.0.1:{env['COURSE_HUB_BOARD_PORT']}",
     "command": [str(SERVERS_BIN / "python"), str(HERE.parent / "board" / "service.py")],
     "environment": {"COURSE_BOARD_RECORDS": str(RECORDS), "PYTHONUTF8": "1",
+                    "COURSE_BOARD_DISK_SHARE": env.get("COURSE_HUB_DISK_SHARE", "0") if ISOLATED else "0",
                     "PATH": f"{SERVERS_BIN}:/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
     "oauth_no_confirm": True,
     "oauth_client_allowed_scopes": [BOARD_SCOPE],
