@@ -43,6 +43,9 @@ def test_every_lesson_starts_with_the_colab_cell(lesson):
         f"{lesson.name}: the Colab cell is out of date; run `python tools/colab_cell.py notebooks/*.ipynb`")
     assert sum(colab_cell.is_setup_cell(c) for c in nb.cells) == 1
     assert code[0].outputs == []
+    # folded: a learner sees a one-line bar in JupyterLab, the title on Colab
+    assert code[0].metadata["jupyter"]["source_hidden"] is True
+    assert code[0].metadata["cellView"] == "form"
 
 
 def test_all_lessons_name_the_same_repository():

@@ -4,8 +4,8 @@ Colab and does nothing anywhere else.
     python tools/colab_cell.py notebooks/*.ipynb          # insert or update the cell
     python tools/colab_cell.py --check notebooks/*.ipynb  # exit 1 if a lesson is out of date
 
-The cell is tagged `colab-setup` (cell id `colab-setup`) and sits just before the
-lesson's first other code cell. Running the tool again changes nothing unless the
+The cell is tagged `colab-setup` (cell id `colab-setup`), its code folded (JupyterLab's
+`source_hidden`, Colab's form view), and sits just before the lesson's first other code cell. Running the tool again changes nothing unless the
 cell's text changed (it is idempotent, and a notebook is rewritten only when it
 changes).
 
@@ -110,7 +110,20 @@ def make_cell(url: str):
     cell = nbformat.v4.new_code_cell(cell_source(url))
     cell.id = TAG
     cell.metadata["tags"] = [TAG]
+    cell.metadata.update(HIDDEN)
     return cell
+
+
+# Its code folded away: JupyterLab shows a one-line "…" bar (click to unfold), Colab its
+# title. A learner on a laptop needs none of its 18 lines.
+HIDDEN = {"jupyter": {"source_hidden": True}, "cellView": "form"}
+
+
+def _hide(cell) -> bool:
+    """Fold the cell's code; True if that changed anything."""
+    changed = any(cell.metadata.get(k) != v for k, v in HIDDEN.items())
+    cell.metadata.update(HIDDEN)
+    return changed
 
 
 def is_setup_cell(cell) -> bool:
@@ -132,6 +145,8 @@ def apply(nb, url: str) -> str:
         status = "unchanged"
         if cell.source != want:
             cell.source, cell.outputs, cell.execution_count = want, [], None
+            status = "updated"
+        if _hide(cell):
             status = "updated"
         if len(existing) > 1 or first_code != i:
             nb.cells = others
