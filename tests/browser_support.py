@@ -409,7 +409,8 @@ def run_all_cells(page, timeout_ms: int = 120_000) -> None:
 
 
 def code_cell_states(page) -> list[dict]:
-    """Prompt, source and output text of each code cell, in notebook order.
+    """Prompt, source and output text of each code cell, in notebook order, and whether
+    its source is folded (JupyterLab then shows neither its prompt nor its code).
 
     (JupyterLab renders an error traceback like stderr, so errors are recognised
     by their text; see test_browser.py.)
@@ -420,6 +421,8 @@ def code_cell_states(page) -> list[dict]:
         prompt: (c.querySelector('.jp-InputPrompt') || {}).textContent || '',
         output: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join('\\n'),
         source: (c.querySelector('.jp-InputArea-editor') || {}).textContent || '',
+        // a folded cell (source_hidden) shows a placeholder bar instead of its input
+        folded: !c.querySelector('.jp-InputArea') && !!c.querySelector('.jp-Placeholder'),
       }));
     }""")
 

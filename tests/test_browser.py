@@ -143,6 +143,13 @@ def _check_cells_ran(states: list[dict], cells: list[dict]) -> list[str]:
     for i, (state, cell) in enumerate(zip(states, cells)):
         if not _source(cell).strip():
             continue
+        if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            # The folded Colab cell: a one-line bar, no prompt to read while folded.
+            if not state.get("folded"):
+                problems.append(f"code cell {i} should be folded (source_hidden) but shows its code")
+            elif "Traceback (most recent call last)" in state["output"]:
+                problems.append(f"code cell {i} raised:\n{state['output'][-1500:]}")
+            continue
         m = re.fullmatch(r"\[(\d+)\]:", state["prompt"].strip())
         if not m:
             problems.append(f"code cell {i} did not run (prompt {state['prompt']!r})")
