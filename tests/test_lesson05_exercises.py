@@ -1,4 +1,6 @@
 """Lesson 05's checkers name the wrong answers learners bring from elsewhere."""
+import pytest
+
 from course_lib.exercises.lesson05 import LAYER_NORM
 
 
@@ -13,3 +15,22 @@ def test_the_tutorial_layer_norm_gets_both_slips_named():
     v = LAYER_NORM.verdict(layer_norm)
     assert v.status == "wrong", v.message
     assert "two slips" in v.message and "unbiased" in v.message and "outside the square root" in v.message, v.message
+
+
+def _whole_tensor(mean_dim, stat):
+    def layer_norm(x, gamma, beta, eps):
+        mean = x.mean() if mean_dim is None else x.mean(mean_dim, keepdim=True)
+        return gamma * (x - mean) / stat(x, eps) + beta
+    return layer_norm
+
+
+@pytest.mark.parametrize("fn", [
+    _whole_tensor(-1, lambda x, eps: x.std() + eps),            # std without dim
+    _whole_tensor(None, lambda x, eps: x.std() + eps),          # both without dim
+    _whole_tensor(None, lambda x, eps: (x.var(unbiased=False) + eps).sqrt()),
+], ids=["std", "mean-and-std", "mean-and-var"])
+def test_statistics_of_the_whole_tensor_are_named(fn):
+    """x.std() without dim= is one number for every position of every sequence."""
+    v = LAYER_NORM.verdict(fn)
+    assert v.status == "wrong", v.message
+    assert "without dim=" in v.message and "each position" in v.message, v.message

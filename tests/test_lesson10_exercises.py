@@ -16,6 +16,7 @@ def _score(start, stop, divide_by_period=False):
 @pytest.mark.parametrize("fn, words", [
     (_score(lambda p: p, lambda p: 2 * p), "one position early"),          # BOS forgotten
     (_score(lambda p: p + 2, lambda p: 2 * p + 1), "starts one late"),
+    (_score(lambda p: p + 2, lambda p: 2 * p + 1, divide_by_period=True), "starts one late"),
     (_score(lambda p: p + 1, lambda p: 2 * p, divide_by_period=True), "stops one short"),
     (_score(lambda p: p + 1, lambda p: 2 * p), "stops one short"),
 ])

@@ -65,6 +65,11 @@ def _notes_both(x, g, b, eps):
 EPS_AFTER_DIVISION_HINT = ("you added ε after the division, (x − μ) / σ + ε: that shifts every value "
                            "by ε and leaves the division unguarded. ε goes under the square root, in "
                            "the denominator: (x − μ) / √(σ² + ε)")
+WHOLE_TENSOR_HINT = ("x.std() (or x.mean(), x.var()) without dim= gives one number for the whole "
+                     "tensor — every position of every sequence mixed together. LayerNorm "
+                     "normalizes each position on its own: statistics over the last axis, "
+                     "x.mean(dim=-1, keepdim=True) and x.var(dim=-1, keepdim=True, unbiased=False), "
+                     "with ε under the square root")
 BETA_DIVIDED_HINT = ("β ended up inside the division, so it was divided by √(σ² + ε) too; β is "
                      "added last, after normalizing and scaling: (x − μ) / √(σ² + ε) · γ + β")
 
@@ -98,6 +103,12 @@ LAYER_NORM = Exercise(
                 "and ε is added to σ outside the square root instead of to σ² under it. Each "
                 "changes the result, most on rows whose variance is near ε",
                 lambda x, g, b, eps: (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + eps) * g + b),
+        Mistake(WHOLE_TENSOR_HINT,
+                lambda x, g, b, eps: (x - x.mean(-1, keepdim=True)) / (x.std() + eps) * g + b),
+        Mistake(WHOLE_TENSOR_HINT,
+                lambda x, g, b, eps: (x - x.mean()) / (x.std() + eps) * g + b),
+        Mistake(WHOLE_TENSOR_HINT,
+                lambda x, g, b, eps: (x - x.mean()) / torch.sqrt(x.var(unbiased=False) + eps) * g + b),
         Mistake("you used the unbiased variance (divide by d − 1); LayerNorm divides by d: "
                 "x.var(dim=-1, unbiased=False), or ((x - mean)**2).mean(-1)",
                 lambda x, g, b, eps: (lambda c, v: c / torch.sqrt(v + eps) * g + b)(*_normalize(x, -1, True))),

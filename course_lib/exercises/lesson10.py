@@ -145,6 +145,10 @@ INDUCTION_SCORE = Exercise(
                 "out — and you still divided by period: the mean of period − 1 terms needs "
                 "period − 1, but the range should hold all period repeated positions",
                 lambda w, p: _window(w, p, p + 1, 2 * p) * (p - 1) / p),
+        Mistake("your sum starts one late, at i = period + 2, so the first repeated token "
+                "i = period + 1 was left out — and you still divided by period: the range should "
+                "hold all period repeated positions, i = period + 1 .. 2·period",
+                lambda w, p: _window(w, p, p + 2, 2 * p + 1) * (p - 1) / p),
         Mistake("you started at i = period, the last token of the first copy; the repeated copy "
                 "starts at i = period + 1 (position 0 is BOS)",
                 lambda w, p: _diag(w, p, -p + 1, p)),
