@@ -1,7 +1,7 @@
 """Lesson 05 — the transformer block: LayerNorm, the feed-forward network, the encoder block.
 
 - `layer_norm(x, gamma, beta, eps)`: z-score each position's feature vector, then γ, β.
-- `FeedForward(d_model, d_ff)`: W₂ ReLU(W₁ x + b₁) + b₂ with layers named w_1, w_2.
+- `FeedForward(d_model, d_ff)`: ReLU(x W₁ + b₁) W₂ + b₂ with layers named w_1, w_2.
 - `EncoderBlock(d_model, h, d_ff)`: the 2017 post-norm block,
   x = LN₁(x + MHA(x)); x = LN₂(x + FFN(x)), with parts named self_attn, ffn, norm1, norm2.
 
@@ -188,29 +188,29 @@ FEED_FORWARD = Exercise(
     make_inputs=_ffn_inputs,
     run=_run_ffn,
     mistakes=[
-        Mistake("there is no nonlinearity: W₂(W₁x + b₁) + b₂ is just one linear map. "
+        Mistake("there is no nonlinearity: (x W₁ + b₁) W₂ + b₂ is just one linear map. "
                 "Put a ReLU between the two layers",
                 _ffn_variant(lambda m, x: m.w_2(m.w_1(x)))),
-        Mistake("the ReLU goes between the two layers only; the output W₂h + b₂ is not passed "
+        Mistake("the ReLU goes between the two layers only; the output h W₂ + b₂ is not passed "
                 "through a ReLU (it must be able to be negative)",
                 _ffn_variant(lambda m, x: torch.relu(m.w_2(torch.relu(m.w_1(x)))))),
         Mistake("the residual connection belongs to the block (x + FFN(x) comes later); "
-                "the FFN itself returns W₂ ReLU(W₁x + b₁) + b₂",
+                "the FFN itself returns ReLU(x W₁ + b₁) W₂ + b₂",
                 _ffn_variant(lambda m, x: x + m.w_2(torch.relu(m.w_1(x))))),
         Mistake("the ReLU is applied before W₁: it goes on the hidden layer, "
-                "W₂ ReLU(W₁x + b₁) + b₂",
+                "ReLU(x W₁ + b₁) W₂ + b₂",
                 _ffn_variant(lambda m, x: m.w_2(m.w_1(torch.relu(x))))),
         Mistake("this FFN uses ReLU (as in the 2017 paper), not GELU",
                 _ffn_variant(lambda m, x: m.w_2(F.gelu(m.w_1(x))))),
         Mistake("your ReLU is on the output, after W₂, and none sits between the layers: the "
                 "nonlinearity belongs to the hidden layer (W₁'s output), and the output "
-                "W₂h + b₂ must be able to be negative",
+                "h W₂ + b₂ must be able to be negative",
                 _ffn_variant(lambda m, x: torch.relu(m.w_2(m.w_1(x))))),
     ],
     alternatives=[_FunctionalFFN],
     output_names=("out",),
     generic_hint="print your hidden layer and your output for a small x and follow the formula "
-                 "W₂ ReLU(W₁x + b₁) + b₂ one step at a time: which step gives something else?",
+                 "ReLU(x W₁ + b₁) W₂ + b₂ one step at a time: which step gives something else?",
 )
 
 
