@@ -48,9 +48,12 @@ def main() -> int:
         clone = home / "course"
         subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)],
                        check=True)
+        # Its temporary files (pytest's, torch's compile cache) go in a folder of its own,
+        # removed with the account: nothing of it is left in the shared /tmp.
+        (home / "tmp").mkdir(mode=0o700)
         subprocess.run(["chown", "-R", f"{entry.pw_uid}:{entry.pw_gid}", str(home)], check=True)
         env = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
-        env.update(HOME=str(home), USER=name, LOGNAME=name, LANG="C.UTF-8",
+        env.update(HOME=str(home), USER=name, LOGNAME=name, LANG="C.UTF-8", TMPDIR=str(home / "tmp"),
                    PATH="/usr/local/bin:/usr/bin:/bin", TERM=os.environ.get("TERM", "dumb"))
         print(f"== as {name} (uid {entry.pw_uid}), a fresh clone in {clone}, "
               f"{shutil.which('python3', path=env['PATH'])}: python3 course.py test "

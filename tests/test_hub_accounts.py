@@ -8,6 +8,7 @@ import os
 import secrets
 import stat
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -169,6 +170,14 @@ def test_remove_accounts_removes_what_the_hub_made(tmp_path):
     try:
         entry = accounts.ensure_account(runtime, homes, prefix, "carol")
         (homes / "carol" / "work.txt").write_text("mine", encoding="utf-8")
+        tmp = accounts.private_tmp(entry)
+        assert (tmp.stat().st_uid, stat.S_IMODE(tmp.stat().st_mode)) == (entry.pw_uid, 0o700)
+        # What a program of hers left in the shared /tmp anyway (torch's compile cache does).
+        left = Path(tempfile.mkdtemp(prefix="torchinductor_carol-"))
+        (left / "cache").write_text("x", encoding="utf-8")
+        for path in (left, left / "cache"):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+        mine = Path(tempfile.mkdtemp(prefix="not-carols-"))           # root's: stays
         assert stat.S_IMODE(os.stat(homes / "carol").st_mode) == 0o700
         assert accounts.ledger(runtime) == [prefix + "carol"]
         # The hub checks, before any server starts, that the account can run the servers'
@@ -192,6 +201,9 @@ def test_remove_accounts_removes_what_the_hub_made(tmp_path):
         r = subprocess.run([sys.executable, HUB, "--remove-accounts", "--runtime", str(runtime)],
                            capture_output=True, text=True, encoding="utf-8", timeout=120)
         assert r.returncode == 0 and f"removed account {prefix}carol" in r.stdout, r
+        assert "removed 1 of its temporary files" in r.stdout, r.stdout
+        assert not left.exists() and mine.is_dir()
+        mine.rmdir()
         with pytest.raises(KeyError):
             pwd.getpwnam(prefix + "carol")
         assert accounts.ledger(runtime) == []

@@ -147,6 +147,10 @@ def test_each_student_has_an_account_of_their_own(hub):
         assert (home.st_uid, stat.S_IMODE(home.st_mode)) == (entry.pw_uid, 0o700)
         server = hub.server_processes(user)[0]
         assert server.uids().real == entry.pw_uid and server.uids().effective == entry.pw_uid
+        # Temporary files go to a folder of the student's, not the shared /tmp.
+        tmp = Path(entry.pw_dir) / ".tmp"
+        assert server.environ().get("TMPDIR") == str(tmp), server.environ().get("TMPDIR")
+        assert (tmp.stat().st_uid, stat.S_IMODE(tmp.stat().st_mode)) == (entry.pw_uid, 0o700)
         lesson = Path(entry.pw_dir) / "notebooks" / "02_attention.ipynb"
         assert lesson.stat().st_uid == entry.pw_uid, "the course is copied in as the student"
     runtime = os.stat(hub.runtime)

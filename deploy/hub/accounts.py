@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -104,9 +105,43 @@ def ensure_account(runtime: Path, homes: Path, prefix: str, user: str) -> pwd.st
         _record(runtime, name)       # recorded at once: a failure later still cleans up
     entry = pwd.getpwnam(name)
     home.mkdir(parents=True, exist_ok=True)
+    (home / TMP).mkdir(exist_ok=True)
     _own_tree(home, entry.pw_uid, entry.pw_gid)
     home.chmod(0o700)
+    (home / TMP).chmod(0o700)
     return entry
+
+
+TMP = ".tmp"    # the student's TMPDIR, in their home (the spawner sets it)
+
+
+def private_tmp(entry: pwd.struct_passwd) -> Path:
+    """The student's own temporary folder: pytest's, torch's compile cache and the like
+    (left in the shared /tmp they are other accounts' to list, some of them world-readable)."""
+    return Path(entry.pw_dir) / TMP
+
+
+def _remove_temporary_files_of(uid: int) -> int:
+    """Remove what `uid` left directly in the system's temporary folders (a student whose
+    programs ignored TMPDIR); links are removed, never followed. Returns how many."""
+    removed = 0
+    for tmp in {Path(tempfile.gettempdir()), Path("/tmp"), Path("/dev/shm")}:
+        try:
+            entries = list(tmp.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.lstat().st_uid != uid:
+                    continue
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+                removed += 1
+            except OSError:
+                continue
+    return removed
 
 
 def run_as(entry: pwd.struct_passwd, command: list[str], timeout: float = 300, **kw):
@@ -168,12 +203,15 @@ def remove_accounts(runtime: Path, say=print) -> int:
         deadline = time.monotonic() + 10
         while _processes_of(entry.pw_uid) and time.monotonic() < deadline:
             time.sleep(0.1)
+        left = _remove_temporary_files_of(entry.pw_uid)
         home = Path(entry.pw_dir)
+        shutil.rmtree(home / TMP, ignore_errors=True)      # temporary: not the student's work
         if home.is_dir():
             _own_tree(home, 0, 0)
         subprocess.run([account_tool("userdel"), name], check=True, capture_output=True, text=True, encoding="utf-8")
         names.remove(name)
-        say(f"removed account {name} (its home {home} kept, now root's)")
+        say(f"removed account {name} (its home {home} kept, now root's"
+            + (f"; removed {left} of its temporary files from the shared folders)" if left else ")"))
     (Path(runtime) / LEDGER).write_text("".join(n + "\n" for n in names), encoding="utf-8")
     return 0
 

@@ -79,6 +79,11 @@ class CourseSpawner(LocalProcessSpawner):
         env["USER"] = self.account
         env["HOME"] = entry.pw_dir
         env["SHELL"] = entry.pw_shell
+        # Temporary files in a folder of the student's (accounts.private_tmp), not the shared
+        # /tmp, where others list them and the hub could not tell whose they are.
+        from accounts import private_tmp
+
+        env["TMPDIR"] = str(private_tmp(entry))
         if self.groups is not None:
             from limits import gb
 
