@@ -13,11 +13,13 @@ from pathlib import Path
 
 import nbformat
 import psutil
-from nbclient import NotebookClient
 
 from course_lib.console import utf8_output
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from execute_notebooks import LessonClient  # noqa: E402  (waits that cannot lose a message)
+
 LESSON_BUDGET_S, TOTAL_BUDGET_S, RSS_BUDGET_MB = 120, 600, 2048
 
 
@@ -37,7 +39,7 @@ def _watch_rss(pid: int, peak: list, stop: threading.Event):
 def run(path: Path) -> tuple[float, float]:
     """(wall seconds, peak kernel RSS in MB) for one notebook."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=900, kernel_name="transformers-course",
+    client = LessonClient(nb, timeout=900, kernel_name="transformers-course",
                             resources={"metadata": {"path": str(path.parent)}})
     peak, stop = [0], threading.Event()
     start = time.perf_counter()

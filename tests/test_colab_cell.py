@@ -110,10 +110,10 @@ def test_outside_colab_the_cell_does_nothing(tmp_path):
 @pytest.mark.slow
 def test_outside_colab_in_a_kernel_the_cell_prints_nothing(tmp_path):
     """The same in a real IPython kernel (the way a lesson runs it): no output at all."""
-    from nbclient import NotebookClient
+    from lesson_client import LessonClient
 
     nb = nbformat.v4.new_notebook(cells=[colab_cell.make_cell(URL)])
-    NotebookClient(nb, timeout=60, kernel_name="transformers-course",
+    LessonClient(nb, timeout=60, kernel_name="transformers-course",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert nb.cells[0].outputs == []
 

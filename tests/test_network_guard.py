@@ -52,12 +52,12 @@ def test_loopback_is_allowed(tmp_path):
 def test_notebook_kernel_is_guarded(tmp_path):
     """A kernel started the way nbval starts one inherits the guard."""
     import nbformat
-    from nbclient import NotebookClient
+    from lesson_client import LessonClient
 
     os.environ["COURSE_NETGUARD_LOG"], saved = str(tmp_path / "guard.log"), os.environ["COURSE_NETGUARD_LOG"]
     try:
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PROBE)])
-        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+        LessonClient(nb, timeout=60, kernel_name="python3").execute()
     finally:
         os.environ["COURSE_NETGUARD_LOG"] = saved
     assert nb.cells[0].outputs[0]["text"].strip() == "BLOCKED"

@@ -173,7 +173,7 @@ def test_the_extrapolation_claim_fails_when_a_model_extrapolates():
 def test_one_lesson_twice_on_two_machines_gives_the_same_compared_outputs(tmp_path, monkeypatch):
     """Lesson 03 (many numeric facts, training included) executed plainly and on a simulated
     other machine: every output nbval compares must be identical."""
-    from nbclient import NotebookClient
+    from lesson_client import LessonClient
 
     lesson = ROOT / "notebooks" / "03_positional_encodings.ipynb"
     runs = []
@@ -183,7 +183,7 @@ def test_one_lesson_twice_on_two_machines_gives_the_same_compared_outputs(tmp_pa
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         nb = nbformat.read(lesson, as_version=4)
-        NotebookClient(nb, timeout=600, kernel_name="python3",
+        LessonClient(nb, timeout=600, kernel_name="python3",
                        resources={"metadata": {"path": str(lesson.parent)}}).execute()
         runs.append(compared_outputs(nb))
     plain, other = runs

@@ -117,8 +117,7 @@ def test_student_version_runs_to_the_end(lesson, tmp_path, monkeypatch):
     `course.py test` runs this where the browser test cannot (off Linux); on Linux the
     browser test runs every student version in JupyterLab instead (tests/test_browser.py).
     """
-    from nbclient import NotebookClient
-
+    from lesson_client import LessonClient
     from portability import OTHER_MACHINE_ENV
 
     for name, value in OTHER_MACHINE_ENV.items():   # the kernel inherits them
@@ -128,7 +127,7 @@ def test_student_version_runs_to_the_end(lesson, tmp_path, monkeypatch):
     write_student_version(lesson, dest)
     nb = nbformat.read(dest, as_version=4)
     n_stubs = sum("raise NotImplementedError(" in c.source for c in nb.cells if c.cell_type == "code")
-    NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
+    LessonClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
                    resources={"metadata": {"path": str(lesson.parent)}}).execute()
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert printed.count("not solved yet") >= n_stubs, "a check did not report its stub"
