@@ -58,3 +58,22 @@ def test_the_blocking_set_up_uses_the_sliced_waits_too():
     """setup_kernel() calls start_new_kernel_client, which nbclient binds to its own coroutine."""
     assert LessonClient.start_new_kernel_client is not NotebookClient.start_new_kernel_client
     assert LessonClient.async_start_new_kernel_client is not NotebookClient.async_start_new_kernel_client
+
+
+def test_nbgrader_runs_with_the_sliced_waits():
+    """nbgrader's autograde makes its own client (nbconvert's ExecutePreprocessor): the runner
+    tools/nbgrader_grade.py uses gives every NotebookClient of its process the same waits."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tools = Path(__file__).resolve().parent.parent / "tools"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import execute_notebooks as e\n"
+            "e.use_sliced_waits_in_nbclient()\n"
+            "from nbgrader.preprocessors import Execute\n"
+            "assert Execute.async_start_new_kernel_client is e._start_with_sliced_waits\n"
+            "assert Execute.start_new_kernel_client is not e._start_kernel_client\n"
+            "print('ok')")
+    r = subprocess.run([sys.executable, "-c", code, str(tools)], capture_output=True, text=True,
+                       encoding="utf-8", timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -22,6 +22,17 @@ KERNEL = "transformers-course"
 WAKE_EVERY = 0.5    # seconds: how often a wait for the kernel's next message looks again
 
 
+_start_kernel_client = NotebookClient.async_start_new_kernel_client
+
+
+async def _start_with_sliced_waits(self):
+    """nbclient's start of the kernel client, then its shell and IOPub waits in slices."""
+    kc = await _start_kernel_client(self)
+    for channel in (kc.shell_channel, kc.iopub_channel):
+        channel.get_msg = _in_slices(channel.get_msg)
+    return kc
+
+
 class LessonClient(NotebookClient):
     """nbclient's NotebookClient, with waits for the kernel's messages that cannot be lost.
 
@@ -34,15 +45,17 @@ class LessonClient(NotebookClient):
     had no stall. Timeouts are unchanged.
     """
 
-    async def async_start_new_kernel_client(self):
-        kc = await super().async_start_new_kernel_client()
-        for channel in (kc.shell_channel, kc.iopub_channel):
-            channel.get_msg = _in_slices(channel.get_msg)
-        return kc
-
+    async_start_new_kernel_client = _start_with_sliced_waits
     # nbclient binds the blocking form to its own coroutine: bind it to this one
     # (setup_kernel(), which the notebook budget benchmark uses, calls it).
-    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+    start_new_kernel_client = run_sync(_start_with_sliced_waits)
+
+
+def use_sliced_waits_in_nbclient() -> None:
+    """Give every NotebookClient of this process LessonClient's waits: for programs that make
+    their own client, as nbgrader's autograde does (tools/nbgrader_run.py)."""
+    NotebookClient.async_start_new_kernel_client = _start_with_sliced_waits
+    NotebookClient.start_new_kernel_client = run_sync(_start_with_sliced_waits)
 
 
 def _in_slices(get_msg_once):

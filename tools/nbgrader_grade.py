@@ -35,6 +35,7 @@ import nbformat
 from course_lib.console import utf8_output
 
 BIN = Path(sys.executable).parent      # nbgrader calls `alembic` by name: it must be on PATH
+RUN_NBGRADER = Path(__file__).resolve().parent / "nbgrader_run.py"   # nbgrader, waits that wake
 
 
 class GradingError(ValueError):
@@ -123,7 +124,7 @@ def repair(submitted: Path, source: Path) -> list[str]:
 def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
     # PYTHONUTF8=1: nbgrader reads and writes its files, and prints, in UTF-8 on any system.
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONUTF8": "1"}
-    return subprocess.run([str(BIN / "nbgrader"), *args], cwd=course, env=env,
+    return subprocess.run([sys.executable, str(RUN_NBGRADER), *args], cwd=course, env=env,
                           capture_output=True, text=True, encoding="utf-8", errors="replace")
 
 
@@ -184,8 +185,8 @@ def grade(course: Path, assignment: str, feedback: bool = True,
     if r.returncode:
         tail = [ln for ln in r.stderr.splitlines() if "ERROR" in ln][-1:] or r.stderr.splitlines()[-1:]
         raise GradingError(f"nbgrader autograde failed: {' '.join(tail)}")
-    # A kernel that stops answering (a rare stall of the kernel's messaging, not the student's
-    # code) leaves a CellTimeoutError where the cell's result should be: grade once more.
+    # A cell whose reply never came (a stall of the kernel's messaging, not the student's code;
+    # nbgrader_run.py's waits make it rare) leaves a CellTimeoutError: grade once more.
     for student in timed_out(course, assignment):
         lines.append(f"{student}: a cell got no reply within the time limit; graded once more")
         r = _nbgrader(course, "autograde", assignment, "--force", f"--student={student}")
