@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 import venv
 from pathlib import Path
@@ -202,8 +203,12 @@ def ensure_environment(name, index, base=None):
         % (name, ", ".join(ENVIRONMENTS[name][1] + [DATA_PACKAGES])))
     if index:
         say("PyTorch %s from %s (COURSE_TORCH_INDEX=pypi for PyPI's build)" % (pinned_torch(), index))
-    for command in install_commands(python, name, index, installed_version(python, "torch")):
-        run(command, check=True)
+    # The installers get a temporary folder of their own, removed afterwards: ipykernel's
+    # `install` leaves an empty tmp*_kernels folder in the system's one on every run.
+    with tempfile.TemporaryDirectory(prefix="course-setup-") as scratch:
+        env = dict(os.environ, TMPDIR=scratch, TEMP=scratch, TMP=scratch)
+        for command in install_commands(python, name, index, installed_version(python, "torch")):
+            run(command, env=env, check=True)
     stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
     say("The %s environment is ready in %s (set up in %.0f s)."
         % (name, env_dir.name, time.monotonic() - start))

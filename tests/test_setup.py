@@ -137,6 +137,28 @@ def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
     assert len(ran) == 4, ran
 
 
+def test_the_installers_leave_nothing_in_the_systems_temporary_folder(tmp_path, monkeypatch):
+    env_dir = tmp_path / ".venv"
+    monkeypatch.setitem(course.ENVIRONMENTS, course.LEARNER, (str(env_dir), ["requirements.txt"]))
+    python = course.venv_python(env_dir)
+    python.parent.mkdir(parents=True)
+    python.write_bytes(b"")
+    folders = []
+
+    def run(command, env=None, **kw):           # each installer writes a file where it is told to
+        scratch = Path(env["TMPDIR"])
+        assert env["TEMP"] == env["TMP"] == str(scratch) and scratch.is_dir()
+        (scratch / ("left-by-%d" % len(folders))).mkdir()
+        folders.append(scratch)
+        return 0
+
+    monkeypatch.setattr(course, "run", run)
+    monkeypatch.setattr(course, "installed_version", lambda python, package: None)
+    course.ensure_environment(course.LEARNER, course.TORCH_CPU_INDEX)
+    assert len(folders) == 5 and len(set(folders)) == 1, folders
+    assert not folders[0].exists(), "the installers' temporary folder was left behind"
+
+
 def test_the_hub_refuses_other_systems_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(course.platform, "system", lambda: "Windows")
     monkeypatch.setattr(course, "ensure_environment", lambda *a: pytest.fail("set up anyway"))
