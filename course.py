@@ -204,8 +204,9 @@ def ensure_environment(name, index, base=None):
     if index:
         say("PyTorch %s from %s (COURSE_TORCH_INDEX=pypi for PyPI's build)" % (pinned_torch(), index))
     # The installers get a temporary folder of their own, removed afterwards: ipykernel's
-    # `install` leaves an empty tmp*_kernels folder in the system's one on every run.
-    with tempfile.TemporaryDirectory(prefix="course-setup-") as scratch:
+    # `install` leaves an empty tmp*_kernels folder in the system's one on every run. A file
+    # Windows still holds open (an antivirus scan) must not turn a finished install into an error.
+    with tempfile.TemporaryDirectory(prefix="course-setup-", ignore_cleanup_errors=True) as scratch:
         env = dict(os.environ, TMPDIR=scratch, TEMP=scratch, TMP=scratch)
         for command in install_commands(python, name, index, installed_version(python, "torch")):
             run(command, env=env, check=True)

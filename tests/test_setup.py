@@ -116,13 +116,18 @@ def test_the_learner_environment_holds_no_instructor_tool():
     assert tools <= _pins("requirements-instructor.txt")
 
 
-def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
+def _fake_learner_venv(tmp_path, monkeypatch):
+    """A learner environment in tmp_path whose interpreter exists (so no venv is made)."""
     env_dir = tmp_path / ".venv"
     monkeypatch.setitem(course.ENVIRONMENTS, course.LEARNER, (str(env_dir), ["requirements.txt"]))
-    monkeypatch.setattr(course, "ROOT", ROOT)
     python = course.venv_python(env_dir)
     python.parent.mkdir(parents=True)
     python.write_bytes(b"")
+
+
+def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
+    _fake_learner_venv(tmp_path, monkeypatch)
+    monkeypatch.setattr(course, "ROOT", ROOT)
     ran = []
     monkeypatch.setattr(course, "run", lambda command, **kw: ran.append(command) or 0)
     monkeypatch.setattr(course, "installed_version", lambda python, package: None)
@@ -138,14 +143,10 @@ def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
 
 
 def test_the_installers_leave_nothing_in_the_systems_temporary_folder(tmp_path, monkeypatch):
-    env_dir = tmp_path / ".venv"
-    monkeypatch.setitem(course.ENVIRONMENTS, course.LEARNER, (str(env_dir), ["requirements.txt"]))
-    python = course.venv_python(env_dir)
-    python.parent.mkdir(parents=True)
-    python.write_bytes(b"")
+    _fake_learner_venv(tmp_path, monkeypatch)
     folders = []
 
-    def run(command, env=None, **kw):           # each installer writes a file where it is told to
+    def run(command, env=None, **kw):           # each installer leaves a folder where it is told to
         scratch = Path(env["TMPDIR"])
         assert env["TEMP"] == env["TMP"] == str(scratch) and scratch.is_dir()
         (scratch / ("left-by-%d" % len(folders))).mkdir()
