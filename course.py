@@ -18,7 +18,8 @@ Two environments, made with `venv` from the Python that runs this file:
 and, for a hub run as root (one Unix account per student), a third:
   .venv-servers/     the learner's plus jupyterhub, from a Python every account can run
                      (not one under /root): the students' servers run from it
-A second run installs nothing unless a requirements file changed.
+A second run installs nothing unless a requirements file changed. Two commands started at
+once never install into one environment together: the second waits for the first.
 
 Only the standard library is used here, and this file is written for any Python 3
 up to the version check, so an old interpreter gets one line instead of a traceback.
@@ -26,7 +27,9 @@ It is one file on purpose (and so longer than the course's modules): a learner r
 with a bare Python, before anything is installed.
 """
 import argparse
+import contextlib
 import hashlib
+import http.client
 import json
 import os
 import platform
@@ -35,9 +38,19 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 import venv
 from pathlib import Path
+
+try:                                            # Linux, macOS
+    import fcntl
+except ImportError:                             # Windows
+    fcntl = None
+    import msvcrt
 
 NEEDED = (3, 10)
 ROOT = Path(__file__).resolve().parent
@@ -58,6 +71,9 @@ STAMP = "course-installed.json"
 # PyPI's Linux torch wheels are CUDA builds of several GB; PyTorch's CPU index has the
 # same release as a CPU-only wheel. macOS and Windows wheels on PyPI are CPU builds.
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# Where that index cannot be reached (offline, a firewall), pip would retry it five times
+# per environment (about 25 s each): one look, bounded, tells us once.
+PROBE_S = 4.0
 
 # A system whose text encoding is not UTF-8 (Windows' cp1252 before Python 3.15),
 # simulated with the C locale: every text file must name its encoding.
@@ -177,21 +193,154 @@ def installed_version(python, package):
     return out.stdout.decode("ascii", "replace").strip() or None
 
 
+def index_unreachable(url, timeout=PROBE_S):
+    """Why the package index at `url` cannot be reached, or None when it answers (any HTTP
+    status is an answer). Looked at once per run of this file, for at most `timeout` s
+    (a name lookup that hangs included)."""
+    if url in _PROBED:
+        return _PROBED[url]
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "file":
+        path = Path(urllib.request.url2pathname(parts.path))
+        _PROBED[url] = None if path.exists() else "%s does not exist" % path
+        return _PROBED[url]
+    if parts.scheme not in ("http", "https"):
+        return None                             # pip's business
+    answer = ["no answer within %.0f s" % timeout]
+
+    def look():
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="HEAD"),
+                                   timeout=timeout).close()
+            answer[0] = None
+        except urllib.error.HTTPError:          # it answered, if only with an error page
+            answer[0] = None
+        except urllib.error.URLError as e:
+            answer[0] = str(e.reason)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            answer[0] = str(e) or type(e).__name__
+
+    probe = threading.Thread(target=look, daemon=True)
+    probe.start()
+    probe.join(timeout)
+    _PROBED[url] = answer[0]
+    return answer[0]
+
+
+_PROBED = {}                                    # url -> why it cannot be reached, or None
+_SAID = set()
+
+
+def torch_source(index, torch_installed):
+    """The index to install torch from: `index`, unless it cannot be reached (said once, in
+    one line; pip's own configuration, PyPI by default, is used instead). Not looked at when
+    the pinned torch is installed already (then no index is used)."""
+    if not index or (torch_installed or "").split("+")[0] == pinned_torch():
+        return index
+    why = index_unreachable(index)
+    if why is None:
+        return index
+    if index not in _SAID:
+        _SAID.add(index)
+        say("%s cannot be reached (%s): PyTorch %s comes from pip's own index instead "
+            "(PyPI's Linux build is a CUDA build of several GB; --torch-index URL picks another)."
+            % (index, why, pinned_torch()))
+    return ""
+
+
+@contextlib.contextmanager
+def one_setup_at_a_time(env_dir, name):
+    """Hold the lock of environment `env_dir` while the block runs; wait, saying so in one
+    line, while another process holds it. The system lets go of a lock when its holder
+    exits, however it exits, so a lock left by a dead process never blocks."""
+    env_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(env_dir / LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _lock(fd):
+            holder = _lock_holder(env_dir / LOCK_FILE)
+            say("Another course.py%s is setting up the %s environment in %s: waiting for it ..."
+                % (" (process %s)" % holder if holder else "", name, env_dir.name))
+            while not _lock(fd):
+                time.sleep(LOCK_POLL_S)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, ("%d" % os.getpid()).ljust(LOCK_BYTE - 1).encode("ascii") + b"\n")
+        yield
+    finally:
+        _unlock(fd)
+        os.close(fd)
+
+
+LOCK_FILE = "course-setup.lock"
+LOCK_POLL_S = 0.2
+LOCK_BYTE = 32      # Windows locks bytes (and no one may read them): the pid is written before this one
+
+
+def _lock(fd):
+    """Take the lock on `fd` if it is free; whether it was."""
+    try:
+        if fcntl:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        else:
+            os.lseek(fd, LOCK_BYTE, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        return True
+    except OSError:
+        return False
+
+
+def _unlock(fd):
+    try:
+        if fcntl:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        else:
+            os.lseek(fd, LOCK_BYTE, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+    except OSError:
+        pass                                    # not held: closing the file is enough
+
+
+def _lock_holder(path):
+    try:
+        with open(str(path), "rb") as f:
+            text = f.read(LOCK_BYTE).decode("ascii", "replace").strip()
+        return text if text.isdigit() else None
+    except OSError:
+        return None
+
+
+def _up_to_date(python, stamp, wanted):
+    if python.is_file() and stamp.is_file():
+        try:
+            return json.loads(stamp.read_text(encoding="utf-8")) == wanted
+        except ValueError:
+            pass                                # a damaged stamp: install again
+    return False
+
+
 def ensure_environment(name, index, base=None):
     """Create and install environment `name` unless it is up to date; return its python.
-    `base`: the interpreter the venv is made from (default: the one running this file)."""
+    `base`: the interpreter the venv is made from (default: the one running this file).
+    One process at a time installs an environment: another waits, then finds it ready."""
     env_dir = venv_dir(name)
     python = venv_python(env_dir)
     stamp = env_dir / STAMP
     wanted = fingerprint(name, index)
     if base:
         wanted["base"] = str(base)
-    if python.is_file() and stamp.is_file():
-        try:
-            if json.loads(stamp.read_text(encoding="utf-8")) == wanted:
-                return python
-        except ValueError:
-            pass                                # a damaged stamp: install again
+    if _up_to_date(python, stamp, wanted):
+        return python
+    with one_setup_at_a_time(env_dir, name):
+        if _up_to_date(python, stamp, wanted):  # the process we waited for made it
+            say("The %s environment is ready in %s." % (name, env_dir.name))
+            return python
+        install(name, env_dir, python, index, base)
+        # The index asked for, even where it could not be reached (torch then came from
+        # pip's own): a second run installs nothing.
+        stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
+    return python
+
+
+def install(name, env_dir, python, index, base=None):
     start = time.monotonic()
     if not python.is_file():
         say("Creating the %s environment in %s ..." % (name, env_dir.name))
@@ -201,19 +350,19 @@ def ensure_environment(name, index, base=None):
             venv.EnvBuilder(with_pip=True).create(str(env_dir))
     say("Installing the %s environment (%s; first time: a few minutes) ..."
         % (name, ", ".join(ENVIRONMENTS[name][1] + [DATA_PACKAGES])))
-    if index:
-        say("PyTorch %s from %s (COURSE_TORCH_INDEX=pypi for PyPI's build)" % (pinned_torch(), index))
+    torch_installed = installed_version(python, "torch")
+    source = torch_source(index, torch_installed)
+    if source:
+        say("PyTorch %s from %s (COURSE_TORCH_INDEX=pypi for PyPI's build)" % (pinned_torch(), source))
     # The installers get a temporary folder of their own, removed afterwards: ipykernel's
     # `install` leaves an empty tmp*_kernels folder in the system's one on every run. A file
     # Windows still holds open (an antivirus scan) must not turn a finished install into an error.
     with tempfile.TemporaryDirectory(prefix="course-setup-", ignore_cleanup_errors=True) as scratch:
         env = dict(os.environ, TMPDIR=scratch, TEMP=scratch, TMP=scratch)
-        for command in install_commands(python, name, index, installed_version(python, "torch")):
+        for command in install_commands(python, name, source, torch_installed):
             run(command, env=env, check=True)
-    stamp.write_text(json.dumps(wanted, indent=1), encoding="utf-8")
     say("The %s environment is ready in %s (set up in %.0f s)."
         % (name, env_dir.name, time.monotonic() - start))
-    return python
 
 
 # --------------------------------------------------------------------------- students' accounts
@@ -298,8 +447,23 @@ def describe(extra):
 
 
 # --------------------------------------------------------------------------- commands
+def servers_usable(system=None, euid=None):
+    """Whether the servers' environment is of use here: for a hub run as root on Linux
+    (one Unix account per student), and for the hub tests of `test` run as root."""
+    if (system or platform.system()) != "Linux":
+        return False
+    return (os.geteuid() if euid is None else euid) == 0
+
+
+def setup_names(which, system=None, euid=None):
+    """The environments `setup WHICH` builds, in order."""
+    if which != "all":
+        return [which]
+    return [LEARNER, INSTRUCTOR] + ([SERVERS] if servers_usable(system, euid) else [])
+
+
 def cmd_setup(args):
-    for name in ([LEARNER, INSTRUCTOR] if args.which == "all" else [args.which]):
+    for name in setup_names(args.which):
         ensure_environment(name, args.index, base=shared_python() if name == SERVERS else None)
     return 0
 
@@ -311,6 +475,10 @@ def cmd_lab(args):
         command += ["--token", args.token]
     if args.no_browser:
         command.append("--no-browser")
+    if args.instructor:
+        command.append("--instructor")
+    if args.take_new:
+        command += ["--take-new", args.take_new]
     return replace_with(command)
 
 
@@ -355,7 +523,7 @@ def cmd_test(args):
     if not (args.fast or args.other_machine):
         ensure_environment(LEARNER, args.index)     # the browser test opens the lab as a learner does
     python = ensure_environment(INSTRUCTOR, args.index)
-    if not (args.fast or args.other_machine) and platform.system() == "Linux" and os.geteuid() == 0:
+    if not (args.fast or args.other_machine) and servers_usable():
         # The hub's isolation tests run students' servers as accounts of their own.
         ensure_environment(SERVERS, args.index, base=shared_python())
     status = 0
@@ -427,13 +595,23 @@ def parser():
     s = sub.add_parser("setup", help="create and install an environment, nothing else")
     s.add_argument("which", nargs="?", choices=[LEARNER, INSTRUCTOR, SERVERS, "all"],
                    default=LEARNER, help="servers: the students' servers' environment of a hub "
-                   "run as root")
+                   "run as root; all: learner and instructor, and servers too on Linux as root "
+                   "(where `hub` and `test` use it)")
     s.set_defaults(func=cmd_setup)
 
-    s = sub.add_parser("lab", help="open the course in JupyterLab on 127.0.0.1, at lesson 00")
+    s = sub.add_parser("lab", help="open your own copy of the course (my-course/) in JupyterLab "
+                       "on 127.0.0.1, at lesson 00",
+                       description="Opens your workspace, my-course/ (or $COURSE_WORKSPACE): the "
+                       "lessons with exercises to do, made on first run and updated from the "
+                       "course without ever overwriting a lesson you worked in.")
     s.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8888)))
     s.add_argument("--token", help="a fixed token (tests); default: Jupyter makes one")
     s.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
+    s.add_argument("--instructor", action="store_true",
+                   help="open the instructor's lessons (notebooks/, every solution inside)")
+    s.add_argument("--take-new", metavar="LESSON",
+                   help="replace your copy of LESSON (e.g. 02) by the course's new version, "
+                        "keeping yours beside it as a backup")
     s.set_defaults(func=cmd_lab)
 
     s = sub.add_parser("test", help="run every test (more passes than one, see --help)",

@@ -2,14 +2,19 @@
 
 What can be checked here without those systems: the interpreter path comes from
 sysconfig (a real venv is made and run), the commands it would run on each system
-(PyTorch's CPU index on Linux only, overridable), a second set-up installs nothing,
-an old Python and the hub elsewhere than Linux get one line, and the README, the
-Makefile and CI run the same commands.
+(PyTorch's CPU index on Linux only, overridable, and left aside in one line where it
+cannot be reached), a second set-up installs nothing, two set-ups started at once
+install one after the other (two real processes), an old Python and the hub elsewhere
+than Linux get one line, and the README, the Makefile and CI run the same commands.
 """
+import http.server
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
+import time
 import venv
 from pathlib import Path
 
@@ -116,13 +121,18 @@ def test_the_learner_environment_holds_no_instructor_tool():
     assert tools <= _pins("requirements-instructor.txt")
 
 
-def _fake_learner_venv(tmp_path, monkeypatch):
-    """A learner environment in tmp_path whose interpreter exists (so no venv is made)."""
-    env_dir = tmp_path / ".venv"
-    monkeypatch.setitem(course.ENVIRONMENTS, course.LEARNER, (str(env_dir), ["requirements.txt"]))
+def _fake_learner_venv(tmp_path, monkeypatch, name=course.LEARNER, reachable=True):
+    """An environment `name` in tmp_path whose interpreter exists (so no venv is made); the
+    torch index answers (`reachable`) without being asked, and has not been looked at yet."""
+    env_dir = tmp_path / course.ENVIRONMENTS[name][0]
+    monkeypatch.setitem(course.ENVIRONMENTS, name, (str(env_dir), course.ENVIRONMENTS[name][1]))
     python = course.venv_python(env_dir)
     python.parent.mkdir(parents=True)
     python.write_bytes(b"")
+    monkeypatch.setattr(course, "_PROBED", {})
+    monkeypatch.setattr(course, "_SAID", set())
+    if reachable:
+        monkeypatch.setattr(course, "index_unreachable", lambda url, timeout=None: None)
 
 
 def test_a_second_setup_installs_nothing(tmp_path, monkeypatch):
@@ -205,3 +215,169 @@ def test_readme_makefile_and_ci_run_the_same_commands():
     for recipe in recipes:
         assert course.parser().parse_args([recipe.split()[2]]).command == recipe.split()[2], recipe
     assert '"make"' not in _text("course.py"), "course.py must not need make"
+
+
+# --------------------------------------------------------------------------- one set-up at a time
+# A `course.py setup` whose installers each take DELAY s and write when they start and
+# end (with the process's id) to a log; the environment is a fake one in a folder of the test's.
+SLOW_SETUP = r"""
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import course
+env_dir, log, delay = Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+course.ENVIRONMENTS[course.LEARNER] = (str(env_dir), ["requirements.txt"])
+python = course.venv_python(env_dir)
+python.parent.mkdir(parents=True, exist_ok=True)
+python.touch()
+course.installed_version = lambda python, package: None
+
+def run(command, **kw):
+    with open(log, "a", encoding="utf-8") as f:
+        f.write("start %d %.6f\n" % (os.getpid(), time.time()))
+    time.sleep(delay)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write("end %d %.6f\n" % (os.getpid(), time.time()))
+    return 0
+
+course.run = run
+sys.exit(course.main(["--torch-index", "pypi", "setup"]))
+"""
+
+
+def _slow_setup(tmp_path, delay):
+    return subprocess.Popen([sys.executable, "-c", SLOW_SETUP, str(ROOT), str(tmp_path / "env"),
+                             str(tmp_path / "log"), str(delay)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _log(tmp_path):
+    path = tmp_path / "log"
+    lines = path.read_text(encoding="utf-8").split("\n") if path.exists() else []
+    return [(kind, int(pid), float(t)) for kind, pid, t in (x.split() for x in lines if x)]
+
+
+def _wait_for_first_install(tmp_path, proc, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not _log(tmp_path):
+        assert proc.poll() is None and time.monotonic() < deadline, "the first set-up never began"
+        time.sleep(0.05)
+
+
+def test_two_setups_at_once_install_one_after_the_other(tmp_path):
+    first = _slow_setup(tmp_path, 0.6)
+    _wait_for_first_install(tmp_path, first)             # it is installing: it holds the lock
+    second = _slow_setup(tmp_path, 0.6)
+    out2 = second.communicate(timeout=120)[0].decode("utf-8", "replace")
+    out1 = first.communicate(timeout=120)[0].decode("utf-8", "replace")
+    assert first.returncode == 0 and second.returncode == 0, (out1, out2)
+    log = _log(tmp_path)
+    installers = {pid for _, pid, _ in log}
+    assert installers == {first.pid}, f"both installed (pids {installers}):\n{out1}\n{out2}"
+    assert len(log) == 8, log                 # PyPI's torch: -r, the data, -e, the kernel
+    starts = [t for kind, _, t in log if kind == "start"]
+    ends = [t for kind, _, t in log if kind == "end"]
+    assert all(s >= e for s, e in zip(starts[1:], ends)), "installers overlapped"
+    lines = out2.strip().splitlines()
+    waiting = [x for x in lines if "waiting" in x]
+    assert len(waiting) == 1 and f"process {first.pid}" in waiting[0], lines
+    assert "learner environment" in waiting[0] and "Another course.py" in waiting[0], waiting
+    assert lines[-1] == "The learner environment is ready in env.", lines
+    assert not any(x.startswith("Installing") for x in lines), lines
+
+
+def test_a_setup_killed_midway_does_not_block_the_next(tmp_path):
+    first = _slow_setup(tmp_path, 120)
+    _wait_for_first_install(tmp_path, first)
+    first.kill()                                         # as a closed terminal or a crash would
+    first.communicate(timeout=60)
+    t0 = time.monotonic()
+    second = _slow_setup(tmp_path, 0.01)
+    out2 = second.communicate(timeout=60)[0].decode("utf-8", "replace")
+    assert second.returncode == 0, out2
+    assert time.monotonic() - t0 < 30
+    assert "waiting" not in out2, "a dead process's lock was waited for:\n" + out2
+    assert sum(1 for kind, pid, _ in _log(tmp_path) if kind == "end" and pid == second.pid) == 4
+    assert "The learner environment is ready in env (set up in" in out2
+
+
+# --------------------------------------------------------------------------- an unreachable index
+def _refusing_url():
+    """An http URL on 127.0.0.1 whose port nothing listens on: connections are refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/whl/cpu"
+
+
+def test_an_unreachable_torch_index_is_found_out_once_and_left_aside(tmp_path, monkeypatch, capsys):
+    _fake_learner_venv(tmp_path, monkeypatch, course.LEARNER, reachable=False)
+    _fake_learner_venv(tmp_path, monkeypatch, course.INSTRUCTOR, reachable=False)
+    url = _refusing_url()
+    looks = []
+    real_urlopen = course.urllib.request.urlopen
+    monkeypatch.setattr(course.urllib.request, "urlopen",
+                        lambda *a, **kw: looks.append(a) or real_urlopen(*a, **kw))
+    ran = []
+    monkeypatch.setattr(course, "run", lambda command, **kw: ran.append(command) or 0)
+    monkeypatch.setattr(course, "installed_version", lambda python, package: None)
+    t0 = time.monotonic()
+    course.ensure_environment(course.LEARNER, url)
+    course.ensure_environment(course.INSTRUCTOR, url)
+    assert time.monotonic() - t0 < course.PROBE_S + 2
+    assert len(looks) == 1, "the index was looked at more than once"
+    assert not any("--index-url" in c for c in ran), ran
+    assert sum(1 for c in ran if c[-2:] == ["-r", str(ROOT / "requirements.txt")]) == 2
+    said = [x for x in capsys.readouterr().out.splitlines() if url in x]
+    assert len(said) == 1 and "cannot be reached" in said[0] and "pip's own index" in said[0], said
+    # A second run installs nothing, though torch came from elsewhere than the index asked for.
+    ran.clear()
+    course.ensure_environment(course.LEARNER, url)
+    assert ran == []
+
+
+def test_a_reachable_torch_index_is_used(tmp_path, monkeypatch):
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = "http://127.0.0.1:%d/whl/cpu" % server.server_address[1]
+        _fake_learner_venv(tmp_path, monkeypatch, reachable=False)
+        assert course.index_unreachable(url) is None    # an error page is an answer
+        ran = []
+        monkeypatch.setattr(course, "run", lambda command, **kw: ran.append(command) or 0)
+        monkeypatch.setattr(course, "installed_version", lambda python, package: None)
+        course.ensure_environment(course.LEARNER, url)
+        assert ran[0][-2:] == ["--index-url", url], ran[0]
+    finally:
+        server.shutdown()
+        server.server_close()
+    # A local folder as the index: there when it exists.
+    assert course.index_unreachable(tmp_path.as_uri()) is None
+    assert "does not exist" in course.index_unreachable((tmp_path / "nothing").as_uri())
+
+
+# --------------------------------------------------------------------------- setup all
+@pytest.mark.parametrize("system, euid, servers", [
+    ("Linux", 0, True), ("Linux", 1000, False), ("Darwin", 501, False), ("Windows", None, False)])
+def test_setup_all_builds_every_environment_that_can_be_used_here(system, euid, servers, monkeypatch):
+    monkeypatch.setattr(course.platform, "system", lambda: system)
+    if euid is not None:
+        monkeypatch.setattr(course.os, "geteuid", lambda: euid, raising=False)
+    made = []
+    monkeypatch.setattr(course, "ensure_environment", lambda name, index, base=None: made.append((name, base)))
+    monkeypatch.setattr(course, "shared_python", lambda: "/usr/bin/python3")
+    assert course.main(["--torch-index", "pypi", "setup", "all"]) == 0
+    expected = [(course.LEARNER, None), (course.INSTRUCTOR, None)]
+    assert made == expected + ([(course.SERVERS, "/usr/bin/python3")] if servers else [])
+    assert course.main(["setup", "servers"]) == 0 and made[-1] == (course.SERVERS, "/usr/bin/python3")
+    # The help says what `all` holds.
+    text = " ".join(course.parser()._subparsers._group_actions[0].choices["setup"].format_help().split())
+    assert "all: learner and instructor, and servers too on Linux as root" in text
