@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -240,9 +241,10 @@ class Exercise:
 
     @property
     def lesson(self) -> str:
-        """'02' for an exercise defined in course_lib/exercises/lesson02.py."""
-        tail = self._module.rsplit(".", 1)[-1]
-        return tail[len("lesson"):] if tail.startswith("lesson") else "??"
+        """'02' for an exercise defined in course_lib/exercises/lesson02.py; a lesson with many
+        exercises may spread them over modules named lesson06_masking.py, lesson06_sampling.py …"""
+        m = re.match(r"lesson(\d+)(?:_\w+)?$", self._module.rsplit(".", 1)[-1])
+        return m.group(1) if m else "??"
 
     def _call(self, fn, args) -> Result:
         if self.run is None:
@@ -330,5 +332,9 @@ class Exercise:
         print(v)
         if record and not _DEMO[0]:
             from ..classroom.records import record as store   # local: progress is optional plumbing
+            from ..classroom.solutions import solutions_enabled
             store(self.name, self.lesson, v.status, hint=v.message)
+            if v.status in (WRONG, CRASHED) and solutions_enabled():
+                print(f"   Stuck? A new cell with `from course_lib.exercises import show_solution; "
+                      f'show_solution("{self.name}")` shows a solution (your progress notes that you looked).')
         return v
