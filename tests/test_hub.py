@@ -20,6 +20,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "deploy" / "hub"))
 import client  # noqa: E402
+import hub  # noqa: E402
 import provision  # noqa: E402
 
 HUB = str(ROOT / "deploy" / "hub" / "hub.py")
@@ -87,7 +88,8 @@ def _tiny_course(root: Path, text: str) -> Path:
     (root / "notebooks").mkdir(parents=True, exist_ok=True)
     (root / "assets").mkdir(exist_ok=True)
     for name in ("00_start_here.ipynb", "01_next.ipynb"):
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"{name} {text}")])
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(
+            f"{name} {text} ![a figure](../assets/figure.svg)")])
         nbformat.write(nb, root / "notebooks" / name)
     (root / "assets" / "figure.svg").write_text("<svg/>", encoding="utf-8")
     return root
@@ -131,13 +133,59 @@ def test_provision_keeps_a_folder_that_already_held_notebooks(tmp_path):
     assert (home / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8") == "bob's own work"
 
 
-def test_provision_student_version_strips_solutions(tmp_path):
+def _solution_lines(lesson: Path) -> set[str]:
+    """Every distinctive line of a lesson's solution regions that the lesson does not also
+    show elsewhere (a line a later cell or the prose repeats is no leak)."""
+    from course_lib.classroom.student import BEGIN, END
+    inside_lines, outside_lines = set(), set()
+    for cell in nbformat.read(lesson, as_version=4).cells:
+        inside = False
+        for line in cell.source.splitlines():
+            if line.strip() in (BEGIN, END):
+                inside = line.strip() == BEGIN
+            else:
+                (inside_lines if inside else outside_lines).add(line.strip())
+    return {line for line in inside_lines - outside_lines
+            if len(line) > 12 and not line.startswith("#")}
+
+
+def test_provision_by_default_hands_out_exercises_to_do(tmp_path):
+    """The class default (issue 36): stubs, no solution text in any student file, figures kept."""
     home = tmp_path / "carol"
-    provision.provision(home, version="student")
-    text = (home / "notebooks" / "02_attention.ipynb").read_text(encoding="utf-8")
-    assert "### BEGIN SOLUTION" not in text and "NotImplementedError" in text
+    provision.provision(home)
+    files = [p for p in home.rglob("*") if p.is_file() and ".local" not in p.parts]
+    assert files and not any(p.name == "nbval_sanitize.cfg" for p in files)
+    lessons = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for path in files:
+        if path.suffix == ".ipynb":
+            code = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+            assert not any("### BEGIN SOLUTION" in c for c in code), path.name
+    n_lines = 0
+    for lesson in lessons:
+        solutions = _solution_lines(lesson)
+        n_lines += len(solutions)
+        mine = {line.strip() for c in nbformat.read(home / "notebooks" / lesson.name, as_version=4).cells
+                if c.cell_type == "code" for line in c.source.splitlines()}
+        leaked = sorted(solutions & mine)
+        assert not leaked, f"{lesson.name} holds solution lines: {leaked[:3]}"
+    assert n_lines > 50, n_lines
+    lesson = nbformat.read(home / "notebooks" / "02_attention.ipynb", as_version=4)
+    assert any("NotImplementedError" in c.source for c in lesson.cells)
+    assert any("image/png" in o.get("data", {}) for c in lesson.cells if c.cell_type == "code"
+               for o in c.get("outputs", [])), "the lesson's figures should be there before Run All"
+    assert "\u2705" not in json.dumps(lesson) and "✅" not in json.dumps(lesson, ensure_ascii=False)
     with pytest.raises(ValueError, match="version must be one of"):
         provision.provision(home, version="teacher")
+
+
+def test_hub_hands_out_the_student_version_unless_asked(capsys):
+    args = hub.parser().parse_args(["--users", "alice"])
+    assert args.version == "student" and not args.solutions
+    assert hub.version_notice(args) is None
+    env = hub.hub_environment(args, Path("/nonexistent-runtime"))
+    assert env["COURSE_HUB_VERSION"] == "student" and env["COURSE_HUB_SOLUTIONS"] == "off"
+    course = hub.parser().parse_args(["--users", "alice", "--version", "course"])
+    assert "every solution in sight" in hub.version_notice(course)
 
 
 # ------------------------------------------------------------------ a real hub, two students

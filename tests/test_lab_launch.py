@@ -30,7 +30,7 @@ def _fake_jupyterlab(tmp_path):
         import json, sys
         open({str(marker)!r}, "w", encoding="utf-8").write(json.dumps(sys.argv[1:]))
     """), encoding="utf-8")
-    env = dict(os.environ)
+    env = dict(os.environ, COURSE_WORKSPACE=str(tmp_path / "my-course"))   # never the learner's
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "fake")] +
                                         [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     return env, marker
@@ -58,18 +58,35 @@ def test_busy_port_gives_one_line_and_exit_1(tmp_path, bind_host):
 
 
 def test_free_port_execs_jupyterlab_on_loopback(tmp_path):
-    """The command lab.py hands over to (checked without starting a real server)."""
+    """The command lab.py hands over to (checked without starting a real server): JupyterLab
+    on the learner's own copy of the course, made on first run, at lesson 00."""
     env, marker = _fake_jupyterlab(tmp_path)
+    env["COURSE_WORKSPACE"] = str(tmp_path / "my-course")
     port = bs.free_port()
     r = subprocess.run([sys.executable, LAB, "--port", str(port), "--no-browser"],
-                       capture_output=True, text=True, encoding="utf-8", env=env, timeout=60)
+                       capture_output=True, text=True, encoding="utf-8", env=env, timeout=120)
     assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Your own copy of the course is in " + str(tmp_path / "my-course")), r.stdout
     args = json.loads(marker.read_text(encoding="utf-8"))
     assert "--ServerApp.ip=127.0.0.1" in args
     assert f"--ServerApp.port={port}" in args
     assert "--ServerApp.port_retries=0" in args
     assert "--no-browser" in args
+    assert f"--ServerApp.root_dir={tmp_path / 'my-course'}" in args
     assert args[-1] == "notebooks/00_start_here.ipynb"
+    assert (tmp_path / "my-course" / "notebooks" / "00_start_here.ipynb").is_file()
+
+
+def test_instructor_opens_the_lessons_with_their_solutions_on_purpose(tmp_path):
+    env, marker = _fake_jupyterlab(tmp_path)
+    env["COURSE_WORKSPACE"] = str(tmp_path / "my-course")
+    r = subprocess.run([sys.executable, LAB, "--port", str(bs.free_port()), "--no-browser", "--instructor"],
+                       capture_output=True, text=True, encoding="utf-8", env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "every solution is in sight" in r.stdout
+    args = json.loads(marker.read_text(encoding="utf-8"))
+    assert f"--ServerApp.root_dir={bs.ROOT}" in args and args[-1] == "notebooks/00_start_here.ipynb"
+    assert not (tmp_path / "my-course").exists(), "--instructor makes no workspace"
 
 
 def _listening(pid: int, port: int) -> list[str]:

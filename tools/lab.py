@@ -1,8 +1,14 @@
-"""Start JupyterLab for the course on 127.0.0.1, at lesson 00.
+"""Start JupyterLab for the course on 127.0.0.1, at lesson 00 of the learner's own copy.
 
 Run by `python course.py lab` in the learner's environment (and so by the browser
 test, which starts the server exactly the way a learner does). Checks the port
-first so a busy port gives one line instead of a page of Tornado traceback.
+first so a busy port gives one line instead of a page of Tornado traceback; then
+makes or updates the learner's workspace (course_lib.classroom.workspace: my-course/,
+exercises to do, their work never overwritten) and opens JupyterLab on it, so the file
+browser shows the lessons and nothing of the repository's machinery.
+
+    --instructor      open the instructor's lessons (notebooks/, solutions inside) instead
+    --take-new NN     replace your lesson NN by the course's new version (yours kept as a backup)
 """
 import argparse
 import json
@@ -11,6 +17,9 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from course_lib.classroom import workspace
+from course_lib.console import utf8_output
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRST_LESSON = "notebooks/00_start_here.ipynb"
@@ -61,14 +70,14 @@ def trust_lessons(folder: Path = ROOT / "notebooks") -> int:
     return len(lessons)
 
 
-def lab_command(port: int, token: str | None, open_browser: bool) -> list[str]:
-    """The jupyter-lab command line (list of args) for this port."""
+def lab_command(port: int, token: str | None, open_browser: bool, root: Path = ROOT) -> list[str]:
+    """The jupyter-lab command line (list of args) for this port, serving `root`."""
     cmd = [
         sys.executable, "-m", "jupyterlab",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",      # a busy port must fail, not wander off
-        f"--ServerApp.root_dir={ROOT}",
+        f"--ServerApp.root_dir={root}",
         "--LabApp.news_url=",              # offline: no news feed fetch
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
@@ -87,15 +96,42 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8888)))
     p.add_argument("--token", default=None, help="fixed token (tests); default: Jupyter makes one")
     p.add_argument("--no-browser", action="store_true")
+    p.add_argument("--instructor", action="store_true",
+                   help="open the instructor's lessons (notebooks/, solutions inside) on purpose")
+    p.add_argument("--take-new", metavar="LESSON",
+                   help="replace your copy of LESSON (e.g. 02) by the course's new version; "
+                        "yours is kept beside it as a backup")
     args = p.parse_args(argv)
+    utf8_output()                  # the lines below hold "—" and the learner's file names
+    if args.take_new:
+        try:
+            print(workspace.take_new(args.take_new))
+        except workspace.WorkspaceError as e:
+            print(f"course.py lab: {e}", file=sys.stderr)
+            return 1
+        return 0
     if not port_is_free(args.port):
         print(f"Port {args.port} on 127.0.0.1 is busy (another JupyterLab?). "
               f"Stop it, or choose another port: python course.py lab --port {args.port + 1}", file=sys.stderr)
         return 1
     install_settings_overrides()
-    trust_lessons()
-    cmd = lab_command(args.port, args.token, open_browser=not args.no_browser)
-    os.chdir(ROOT)
+    if args.instructor:
+        root = ROOT
+        trust_lessons()
+        print("Opening the instructor's lessons (notebooks/): every solution is in sight. "
+              "Your own copy is opened by `python3 course.py lab`.")
+    else:
+        root = workspace.workspace_dir()
+        try:
+            for line in workspace.sync(root):
+                print(line)
+        except (workspace.WorkspaceError, OSError) as e:
+            print(f"course.py lab: your workspace {root} could not be made or updated: {e}", file=sys.stderr)
+            return 1
+        trust_lessons(root / "notebooks")
+    sys.stdout.flush()
+    cmd = lab_command(args.port, args.token, open_browser=not args.no_browser, root=root)
+    os.chdir(root)
     if os.name == "nt":            # Windows has no exec: wait for Jupyter instead
         return subprocess.call(cmd)
     os.execv(cmd[0], cmd)          # replace this process: Ctrl-C goes straight to Jupyter

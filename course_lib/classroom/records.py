@@ -16,6 +16,25 @@ from pathlib import Path
 
 
 SOLVED, ATTEMPTED, NOT_STARTED = "solved", "attempted", "not started"
+SOLVED_AFTER_SOLUTION = "solved after seeing the solution"
+
+
+def state(entry: dict | None) -> str:
+    """An exercise's state from its record: solved, solved after seeing the solution,
+    attempted (a check of the learner's code ran but never passed, or they looked at the
+    solution and have not solved it yet) or not started (a stub's check does not count)."""
+    entry = entry or {}
+    if entry.get("solved"):
+        seen, solved = entry.get("solution_seen"), entry.get("solved_time")
+        # A solution looked at before the first correct check: the check no longer says
+        # what the learner could do alone. Looked at after solving: still solved.
+        # (A record from before solved_time was kept: solved first, as far as we know.)
+        if seen is not None and solved is not None and seen <= solved:
+            return SOLVED_AFTER_SOLUTION
+        return SOLVED
+    if entry.get("last") in (None, "todo") and entry.get("solution_seen") is None:
+        return NOT_STARTED
+    return ATTEMPTED
 
 
 def progress_file() -> Path:
@@ -58,11 +77,32 @@ def record(exercise: str, lesson: str, status: str, hint: str = "") -> None:
                      hint=hint if status == "wrong" else "", time=now)
         if status in ("wrong", "crashed"):     # the board's "stuck": several wrong lately
             entry["wrong_times"] = (entry.get("wrong_times", []) + [now])[-WRONG_TIMES_KEPT:]
+        if status == "ok" and not entry.get("solved"):
+            entry["solved_time"] = now
         entry["solved"] = entry.get("solved", False) or status == "ok"
         data[exercise] = entry
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(path)                  # atomic: a crash never leaves half a file
+        _save(path, data)
     except OSError:
         pass
+
+
+def record_solution_seen(exercise: str, lesson: str) -> None:
+    """Store that the learner looked at `exercise`'s solution (the first time is kept).
+    Never raises."""
+    path = progress_file()
+    try:
+        data, _ = _load(path)
+        entry = data.get(exercise, {"lesson": lesson, "attempts": 0})
+        entry.setdefault("lesson", lesson)
+        entry.setdefault("solution_seen", round(time.time(), 1))
+        data[exercise] = entry
+        _save(path, data)
+    except OSError:
+        pass
+
+
+def _save(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)                      # atomic: a crash never leaves half a file

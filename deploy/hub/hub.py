@@ -33,6 +33,9 @@ RUNTIME = HERE / "runtime"
 CONFIG = HERE / "jupyterhub_config.py"
 # JupyterHub's own rule for names that make safe URLs and folder names.
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+COURSE_VERSION_WARNING = (
+    "--version course: the students get the instructor's lessons, with every solution in "
+    "sight and every check already passed; the default (student) hands out exercises to do.")
 SHARED_WARNING = (
     "All students share one Unix user ({user}): the hub keeps them out of each other's "
     "servers, but code in any notebook runs with that user's rights, so any student can read "
@@ -183,6 +186,7 @@ def hub_environment(args, runtime: Path) -> dict[str, str]:
         "COURSE_HUB_USERS": ",".join(everyone),
         "COURSE_HUB_ADMINS": ",".join(admins),
         "COURSE_HUB_VERSION": args.version,
+        "COURSE_HUB_SOLUTIONS": "on" if args.solutions else "off",
         "COURSE_HUB_CULL_TIMEOUT": str(args.cull_timeout),
         # The hub makes the proxy's token itself when unset, with a warning; say it here.
         "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(32),
@@ -236,9 +240,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--ip", default="127.0.0.1",
                    help="where students connect; 127.0.0.1 unless a TLS proxy fronts the hub")
-    p.add_argument("--version", choices=["course", "student"], default="course",
-                   help="course: lessons with solutions and saved outputs (as in the repo); "
-                        "student: solutions stripped (course_lib.classroom.student)")
+    p.add_argument("--version", choices=["course", "student"], default="student",
+                   help="student (default): exercises to do — solutions stripped, figures and "
+                        "saved outputs kept (course_lib.classroom.workspace); course: the "
+                        "instructor's lessons, every solution in sight")
+    p.add_argument("--solutions", action="store_true",
+                   help="let students call show_solution() (off by default in a class)")
     p.add_argument("--cull-timeout", type=int, default=3600,
                    help="seconds of inactivity before a student's server is stopped")
     p.add_argument("--runtime", default=str(RUNTIME),
@@ -292,6 +299,8 @@ def main(argv=None) -> int:
     except (HubConfigError, accounts.AccountError) as e:
         print(f"course.py hub: {e}", file=sys.stderr)
         return 1
+    if version_notice(args):
+        print(version_notice(args), flush=True)
     if env["COURSE_HUB_ISOLATION"] == "shared" and len(env["COURSE_HUB_USERS"].split(",")) > 1:
         print(SHARED_WARNING.format(user=pwd.getpwuid(os.geteuid()).pw_name), flush=True)
     os.environ.update(env)
@@ -301,6 +310,11 @@ def main(argv=None) -> int:
           flush=True)
     jupyterhub = Path(sys.executable).parent / "jupyterhub"
     os.execv(str(jupyterhub), [str(jupyterhub), "-f", str(CONFIG)])
+
+
+def version_notice(args) -> str | None:
+    """One line when the class is handed the instructor's lessons (every solution in sight)."""
+    return COURSE_VERSION_WARNING if args.version == "course" else None
 
 
 def hub_pid(runtime: Path) -> int | None:

@@ -31,7 +31,7 @@ VENV_BIN = Path(sys.executable).parent          # the hub runs from the course's
 IP = env.get("COURSE_HUB_IP", "127.0.0.1")
 USERS = {u for u in env.get("COURSE_HUB_USERS", "").split(",") if u}
 ADMINS = {u for u in env.get("COURSE_HUB_ADMINS", "").split(",") if u}
-VERSION = env.get("COURSE_HUB_VERSION", "course")
+VERSION = env.get("COURSE_HUB_VERSION", "student")
 ISOLATED = env.get("COURSE_HUB_ISOLATION") == "accounts"
 SERVERS_BIN = Path(env.get("COURSE_HUB_SERVERS_BIN", str(VENV_BIN)))
 
@@ -95,6 +95,8 @@ c.Spawner.environment = {
     # Explorers draw the next slider values ahead while a learner pauses: CPU a shared
     # machine may not have to spare (COURSE_HUB_LOOK_AHEAD=1 turns it on).
     "COURSE_LOOK_AHEAD": env.get("COURSE_HUB_LOOK_AHEAD", "0"),
+    # show_solution() answers "ask your instructor" unless the hub was started with --solutions.
+    "COURSE_SOLUTIONS": env.get("COURSE_HUB_SOLUTIONS", "off"),
 }
 if ISOLATED:   # the servers' venv first; nothing of the hub's own environment
     c.Spawner.environment.update({"PATH": f"{SERVERS_BIN}:/usr/local/bin:/usr/bin:/bin",

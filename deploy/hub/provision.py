@@ -36,17 +36,17 @@ def _course_files(root: Path, version: str) -> dict[str, bytes]:
     lessons = sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if not lessons:
         raise FileNotFoundError(f"no lessons (NN_name.ipynb) in {root / 'notebooks'}")
-    for path in lessons:
-        if version == "student":
-            from course_lib.classroom.student import student_notebook
+    from course_lib.classroom.workspace import learner_notebook, lesson_assets
 
-            nb = student_notebook(nbformat.read(path, as_version=4), where=path.name)
+    for path in lessons:
+        if version == "student":       # as a learner's own copy: stubs, figures kept
+            nb = learner_notebook(nbformat.read(path, as_version=4), where=path.name)
             files[f"notebooks/{path.name}"] = (nbformat.writes(nb) + "\n").encode()
         else:
             files[f"notebooks/{path.name}"] = path.read_bytes()
-    for path in sorted((root / "assets").rglob("*")):
-        if path.is_file():
-            files[f"assets/{path.relative_to(root / 'assets')}"] = path.read_bytes()
+    for rel in lesson_assets(lessons):             # what the lessons show, no test machinery
+        if (root / "assets" / rel).is_file():
+            files[f"assets/{rel}"] = (root / "assets" / rel).read_bytes()
     return files
 
 
@@ -64,7 +64,7 @@ def _sign(paths: list[Path], home: Path) -> None:
             notary.sign(nb)
 
 
-def provision(home: Path, version: str = "course", root: Path = ROOT) -> list[str]:
+def provision(home: Path, version: str = "student", root: Path = ROOT) -> list[str]:
     """Bring `home` up to date with the course; returns one line per file not created
     silently ("kept ...", "updated ..."), for the hub's log."""
     if version not in VERSIONS:
@@ -108,7 +108,7 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description="Copy the course into a student's folder; "
                                 "edited files are kept.")
     p.add_argument("home", type=Path)
-    p.add_argument("--version", choices=VERSIONS, default="course")
+    p.add_argument("--version", choices=VERSIONS, default="student")
     a = p.parse_args()
     for line in provision(a.home, a.version):
         print(line)
