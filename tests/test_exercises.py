@@ -121,3 +121,11 @@ def test_inputs_are_not_shared_with_the_learner():
     ex = framework.REGISTRY["center_rows"]
     ex.verdict(lambda x: seen.append(x) or x - x.mean(-1, keepdim=True))
     assert seen and all(isinstance(t, torch.Tensor) for t in seen)
+
+
+def test_every_exercise_knows_its_lesson_even_from_a_split_module():
+    """Lesson 06's checkers live in lesson06_masking.py and lesson06_sampling.py (issue 38)."""
+    assert {ex.name: ex.lesson for ex in EXERCISES if ex.lesson == "06"}.keys() == \
+        {"causal_mask", "masked_attention", "next_token_probs", "generate"}
+    assert all(len(ex.lesson) == 2 and ex.lesson.isdigit() for ex in EXERCISES), \
+        [(ex.name, ex.lesson) for ex in EXERCISES]

@@ -30,6 +30,19 @@ CENTER_ROWS = Exercise(
         Mistake("you subtracted the mean of each *column* (dim=0); a row's mean is over "
                 "the last axis: `x.mean(dim=-1, keepdim=True)`",
                 lambda x: x - x.mean(dim=0, keepdim=True)),
+        # (n, d) minus (n,): the checker's inputs are never square, so this always crashes
+        # with a broadcasting error — matched here, and the message names keepdim instead.
+        Mistake("`x.mean(dim=1)` has shape (n,): averaging removed the axis, so in `x - mean` the "
+                "n row means line up with x's *last* axis, the d columns, and cannot be subtracted "
+                "(when n = d they would be, each from the wrong column). Print the mean's shape; "
+                "with keepdim=True it stays (n, 1) — one mean per row, repeated along that row",
+                lambda x: x - x.mean(dim=1)),
+        Mistake("you subtracted each row's *sum*; its mean is the sum divided by the number of "
+                "entries in the row",
+                lambda x: x - x.sum(dim=1, keepdim=True)),
+        Mistake("you divided the row sums by x.shape[0] = n, the number of rows; a row has "
+                "d = x.shape[1] entries",
+                lambda x: x - x.sum(dim=1, keepdim=True) / x.shape[0]),
         Mistake("you subtracted one number, the mean of the whole tensor; each row needs "
                 "its own mean: `x.mean(dim=-1, keepdim=True)`",
                 lambda x: x - x.mean()),
@@ -46,6 +59,8 @@ CENTER_ROWS = Exercise(
     alternatives=[
         lambda x: x - x.sum(dim=1, keepdim=True) / x.shape[1],
         lambda x: torch.stack([row - row.mean() for row in x]),
+        lambda x: x - x.mean(dim=1)[:, None],          # keepdim's axis put back by hand
+        lambda x: (x.T - x.mean(dim=1)).T,
     ],
     generic_hint="each row of your output should be the input row minus that row's mean; "
                  "check with `out.sum(dim=-1)` — it should be all zeros",

@@ -58,19 +58,27 @@ def _with_precomputed_inputs(x, W, U, b):
     return torch.stack(out, 1)
 
 
-def _loop(step, shift=False):
-    """A wrong loop: `step(h, x_t, W, U, b)` gives the next h; shift stores h before updating."""
+def _loop(step, shift=False, keep_h0=False, stack_dim=1, last_only=False, in_place=False):
+    """A wrong loop: `step(h, x, t, W, U, b)` gives the next h. shift stores h before updating
+    it; keep_h0 also stores h_0; in_place writes each new state into the same tensor."""
     def rnn(x, W, U, b):
         h = x.new_zeros(x.shape[0], W.shape[0])
-        states = []
+        states = [h] if keep_h0 else []
         for t in range(x.shape[1]):
             if shift:
                 states.append(h)
-            h = step(h, x[:, t], W, U, b)
+            if in_place:
+                h[:] = step(h, x, t, W, U, b)
+            else:
+                h = step(h, x, t, W, U, b)
             if not shift:
                 states.append(h)
-        return torch.stack(states, dim=1)
+        return h if last_only else torch.stack(states, dim=stack_dim)
     return rnn
+
+
+def _right(h, x, t, W, U, b):
+    return torch.tanh(h @ W.T + x[:, t] @ U.T + b)
 
 
 RNN_FORWARD = Exercise(
@@ -79,21 +87,50 @@ RNN_FORWARD = Exercise(
     make_inputs=_rnn_inputs,
     output_names=("states",),
     mistakes=[
-        Mistake("no nonlinearity: h_t = σ(W h_{t-1} + U x_t + b) needs the tanh around the sum",
-                _loop(lambda h, xt, W, U, b: h @ W.T + xt @ U.T + b)),
+        Mistake("no nonlinearity: h_t = tanh(W h_{t-1} + U x_t + b) needs the tanh around the sum",
+                _loop(lambda h, x, t, W, U, b: h @ W.T + x[:, t] @ U.T + b)),
         Mistake("W is applied from the wrong side: with batch-first rows, W h_{t-1} is "
                 "`h @ W.T`, not `h @ W` (that would be Wᵀ h)",
-                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W + xt @ U.T + b))),
-        Mistake("your hidden state never uses the previous one: h_t needs the term W h_{t-1}",
-                _loop(lambda h, xt, W, U, b: torch.tanh(xt @ U.T + b))),
+                _loop(lambda h, x, t, W, U, b: torch.tanh(h @ W + x[:, t] @ U.T + b))),
+        Mistake("your states never use the previous one: every h_t came out as tanh(U x_t + b), as if "
+                "h_{t-1} were still h₀ = 0. Check that the sum has the term W h_{t-1}, and that each "
+                "step assigns the new state to the variable the next step reads (h = ...)",
+                _loop(lambda h, x, t, W, U, b: torch.tanh(x[:, t] @ U.T + b))),
         Mistake("off by one: you stored h before updating it, so your states are h_0 … h_{n-1}; "
                 "the output at step t is the *new* h_t",
-                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W.T + xt @ U.T + b), shift=True)),
+                _loop(_right, shift=True)),
+        Mistake("your states start with h₀: you stored the initial state too, so there are n + 1 of "
+                "them. The output is h₁ … h_n, one state per input x_t — store each h after its update",
+                _loop(_right, keep_h0=True)),
+        Mistake("you returned only the last state h_n, (batch, d_h); the exercise asks for all of "
+                "them, h₁ … h_n, stacked into (batch, n, d_h)",
+                _loop(_right, last_only=True)),
+        Mistake("your states are stacked along axis 0, (n, batch, d_h): torch.stack(states) puts the "
+                "time axis first. The output is batch-first, (batch, n, d_h) — stack along dim=1",
+                _loop(_right, stack_dim=0)),
+        Mistake("all your states equal the last one: h was updated in place (h[:] = … or h.copy_(…)), "
+                "so the list holds n references to one tensor, overwritten every step. Make a new "
+                "tensor each step: h = torch.tanh(...)",
+                _loop(_right, in_place=True)),
+        # The next three crash on the checker's sizes (d_in ≠ d_h, batch ≠ n): the crash is
+        # matched and named.
+        Mistake("`x[:, t] @ U` does not fit: U is (d_h, d_in) and x_t is a row of d_in numbers, so "
+                "U x_t for batch-first rows is x_t times Uᵀ — the same rule as W h_{t-1} = `h @ W.T`",
+                _loop(lambda h, x, t, W, U, b: torch.tanh(h @ W.T + x[:, t] @ U + b))),
+        Mistake("W and U are swapped: W (d_h, d_h) multiplies the previous state h_{t-1}, U (d_h, d_in) "
+                "the input x_t",
+                _loop(lambda h, x, t, W, U, b: torch.tanh(h @ U.T + x[:, t] @ W.T + b))),
+        Mistake("x[t] is sequence t of the batch, not time step t: x is (batch, n, d_in), time is "
+                "axis 1, and the inputs of step t for the whole batch are x[:, t]",
+                _loop(lambda h, x, t, W, U, b: torch.tanh(h @ W.T + x[t] @ U.T + b))),
+        Mistake("you used the logistic sigmoid; the lesson's recurrence uses tanh, "
+                "h_t = tanh(W h_{t-1} + U x_t + b) (torch.tanh), whose states lie in (−1, 1)",
+                _loop(lambda h, x, t, W, U, b: torch.sigmoid(h @ W.T + x[:, t] @ U.T + b))),
         Mistake("the bias is missing: h_t = tanh(W h_{t-1} + U x_t + b)",
-                _loop(lambda h, xt, W, U, b: torch.tanh(h @ W.T + xt @ U.T))),
+                _loop(lambda h, x, t, W, U, b: torch.tanh(h @ W.T + x[:, t] @ U.T))),
         Mistake("the tanh is applied to the input term only; it goes around the whole sum "
                 "W h_{t-1} + U x_t + b",
-                _loop(lambda h, xt, W, U, b: h @ W.T + torch.tanh(xt @ U.T + b))),
+                _loop(lambda h, x, t, W, U, b: h @ W.T + torch.tanh(x[:, t] @ U.T + b))),
     ],
     alternatives=[_with_elman, _with_nn_rnn, _with_precomputed_inputs],
     generic_hint="compare one step by hand: with h_0 = 0, your first state should be "
@@ -147,6 +184,28 @@ def _grad_of(loss_fn, wrt="h0", squared=False):
     return measure
 
 
+def _without_requires_grad(use_autograd_grad):
+    """h0 used as given: autograd never tracks it (the crash is matched and named)."""
+    def measure(rnn, x, h0):
+        L = rnn(x, h0)[:, -1].sum()
+        if use_autograd_grad:
+            return torch.autograd.grad(L, h0)[0].norm()
+        L.backward()
+        return h0.grad.norm()
+    return measure
+
+
+NO_REQUIRES_GRAD_HINT = ("h0.grad is None (or autograd says h0 \"does not require grad\"): autograd "
+                         "only records the gradient of a tensor marked before the forward pass. "
+                         "Make h0 one first: h0 = h0.clone().requires_grad_(), then run rnn(x, h0)")
+
+
+def _gradient(rnn, x, h0):
+    """∂L/∂h_0 itself, (1, d_h): the norm left out."""
+    h0 = h0.detach().clone().requires_grad_(True)
+    return torch.autograd.grad(rnn(x, h0)[:, -1].sum(), h0)[0]
+
+
 def _with_jacobian(rnn, x, h0):
     J = torch.autograd.functional.jacobian(lambda h: rnn(x, h)[:, -1].sum(), h0)
     return J.norm()
@@ -177,6 +236,11 @@ GRAD_NORM = Exercise(
         Mistake("you returned the size of h_n itself, not of a gradient: call `.backward()` "
                 "(or torch.autograd.grad) and take the norm of `h0.grad`",
                 lambda rnn, x, h0: rnn(x, h0)[:, -1].norm()),
+        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(False)),
+        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(True)),
+        Mistake("you returned the gradient ∂L/∂h_0 itself, shaped like h0; the exercise asks for its "
+                "norm ‖∂L/∂h_0‖, one number: `.norm()`",
+                _gradient),
     ],
     alternatives=[_with_jacobian, _with_backward],
     generic_hint="steps: `h0 = h0.clone().requires_grad_()`, `states = rnn(x, h0)`, "
