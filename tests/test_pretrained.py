@@ -82,7 +82,7 @@ def test_attention_maps_match_the_reference(outputs):
 
 
 def test_bertviz_views_of_the_reference_model(outputs):
-    from course_lib.bertviz_views import show
+    from course_lib.viz.bertviz_views import show
 
     batch, tokens, theirs, _, _ = outputs
     for view in ("head", "model"):

@@ -207,7 +207,7 @@ def test_bertviz_hook_shapes(data, tiny_state):
 
 def test_bertviz_hook_renders_offline(data, tiny_state):
     pytest.importorskip("bertviz")
-    from course_lib.bertviz_views import show
+    from course_lib.viz.bertviz_views import show
     a = attention_for_bertviz(tiny_state.model, data, "21")
     view = show("model", a["attention"], src_tokens=a["src_tokens"], tgt_tokens=a["tgt_tokens"])
     html = view._repr_html_() if hasattr(view, "_repr_html_") else str(view)

@@ -4,7 +4,7 @@
   `token_accuracy`: teacher-forced, per target position.
 - `error_kind` / `ERROR_KINDS`: a wrong translation classified by its first wrong piece.
 - `translate`: one input (a number or English words) with the decoder's cross-attention;
-  `attention_for_bertviz`: every layer's attention for `course_lib.bertviz_views.show`.
+  `attention_for_bertviz`: every layer's attention for `course_lib.viz.bertviz_views.show`.
 
 Decoding is `course_lib.nn.decoding`; the data `course_lib.data.translation`.
 """
@@ -141,7 +141,7 @@ def attention_for_bertviz(model, data, text):
     "src_tokens": English words, "tgt_tokens": <bos> + German pieces (the decoder's
     inputs)}. Each list holds one tensor per layer shaped (1, heads, seq_q, seq_k):
     encoder (1, h, n_src, n_src), decoder (1, h, n_tgt, n_tgt), cross (1, h, n_tgt, n_src).
-    With `course_lib.bertviz_views`:
+    With `course_lib.viz.bertviz_views`:
         show("model", v["attention"], src_tokens=v["src_tokens"], tgt_tokens=v["tgt_tokens"])
     """
     from ..nn.models import collect_attention
