@@ -4,9 +4,13 @@ Exercise 2.1 `softmax(scores)`: a numerically stable softmax over the last axis.
 Exercise 2.2 `attention(q, k, v, mask=None)`: scaled dot-product attention, returning
 (out, weights); checked against `course_lib.nn.attention` (which equals
 `F.scaled_dot_product_attention`).
-Exercise 2.3 `SelfAttention(d_model, d_k, d_v)`: an nn.Module with W^Q, W^K, W^V.
+Exercise 2.3 `SelfAttention(d_model, d_k, d_v)`: an nn.Module whose bias-free nn.Linear layers
+w_q, w_k, w_v hold W^Q, W^K, W^V (the names lesson 04's MultiHeadAttention uses).
+Length: three exercises, each with the planted wrong answers it names (most of the file); 2.3's
+plumbing (weights copied in, a bias given values) sits beside the mistakes it exposes.
 """
 import math
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -86,6 +90,14 @@ SOFTMAX = Exercise(
                 _softmax_denominator_dim0),
         Mistake(WHOLE_SUM_HINT, _softmax_denominator_whole),
         Mistake(WHOLE_SUM_HINT, lambda s: _softmax_denominator_whole(s, row_max=False)),
+        # The next two crash (the inputs are 5 × 7): the crash is matched and named.
+        Mistake("`e.sum(dim=-1)` has one entry per row, shape (n,): without keepdim=True the summed "
+                "axis is gone, so `e / sums` lines the n row sums up with the *last* axis and cannot "
+                "divide. Print the sum's shape; with keepdim=True it is (n, 1), one sum per row",
+                lambda s: (lambda e: e / e.sum(dim=-1))(torch.exp(s - s.max(dim=-1, keepdim=True).values))),
+        Mistake("`s.max(dim=-1)` returns two tensors, (values, indices): take its `.values` (the "
+                "row maxima) before subtracting",
+                lambda s: s - s.max(dim=-1, keepdim=True)),
     ],
     alternatives=[
         lambda s: torch.softmax(s, dim=-1),
@@ -147,6 +159,12 @@ def _scaled(q, k):
 
 def _fill_blocked(scores, mask):
     return scores.masked_fill(~mask, NEG_INF)
+
+
+def _scores_with_k_T(q, k):
+    with warnings.catch_warnings():   # torch warns that .T on a 3-d tensor is deprecated
+        warnings.simplefilter("ignore", UserWarning)
+        return q @ k.T / math.sqrt(q.shape[-1])
 
 
 def _attention_with_torch(q, k, v, mask=None):
@@ -221,6 +239,13 @@ ATTENTION = Exercise(
                 _attn(_scaled, mask_fn=lambda s, m: s.masked_fill(~m, 0.0))),
         Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over(None)),
         Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over((-2, -1))),
+        # k.T reverses all three axes, (d_k, n_k, batch): the product crashes, matched here.
+        Mistake("`k.T` reverses *every* axis of a 3-d tensor — (batch, n_k, d_k) becomes "
+                "(d_k, n_k, batch) — so the batch axes no longer line up. Transpose only the last "
+                "two: `k.transpose(-2, -1)`, (batch, d_k, n_k)",
+                _attn(_scores_with_k_T, mask_fn=_fill_blocked)),
+        Mistake("you returned (weights, out); the function returns (out, weights), the output first",
+                lambda q, k, v, mask=None: attention_reference(q, k, v, mask)[::-1]),
     ],
     alternatives=[_attention_with_torch, _attention_einsum],
     generic_hint="build it step by step on a small example: scores = q @ kᵀ / √d_k, "
@@ -238,60 +263,96 @@ def check_attention(fn):
 class SelfAttentionReference(nn.Module):
     """Single-head self-attention: Q = x W^Q, K = x W^K, V = x W^V, softmax(QKᵀ/√d_k) V.
 
-    x: (batch, n, d_model) -> (batch, n, d_v). W_q, W_k, W_v are nn.Linear without bias.
+    x: (batch, n, d_model) -> (batch, n, d_v). w_q, w_k, w_v are nn.Linear without bias, named
+    as the library's layers name them (lesson 04's MultiHeadAttention has the same w_q, w_k, w_v).
     """
 
     def __init__(self, d_model, d_k, d_v):
         super().__init__()
-        self.W_q = nn.Linear(d_model, d_k, bias=False)
-        self.W_k = nn.Linear(d_model, d_k, bias=False)
-        self.W_v = nn.Linear(d_model, d_v, bias=False)
+        self.w_q = nn.Linear(d_model, d_k, bias=False)
+        self.w_k = nn.Linear(d_model, d_k, bias=False)
+        self.w_v = nn.Linear(d_model, d_v, bias=False)
 
     def forward(self, x):
-        q, k, v = self.W_q(x), self.W_k(x), self.W_v(x)   # (batch, n, d_k), (.., d_k), (.., d_v)
+        q, k, v = self.w_q(x), self.w_k(x), self.w_v(x)   # (batch, n, d_k), (.., d_k), (.., d_v)
         return scaled_dot_product_attention(q, k, v)[0]
 
 
 def _self_attention_inputs(gen):
     batch, n, d_model, d_k, d_v = 2, 6, 7, 4, 5
     x = torch.randn(batch, n, d_model, generator=gen)
-    W_q = torch.randn(d_k, d_model, generator=gen) * 0.8
+    W_q = torch.randn(d_k, d_model, generator=gen) * 0.8   # each (out, in), as nn.Linear keeps it
     W_k = torch.randn(d_k, d_model, generator=gen) * 0.8
     W_v = torch.randn(d_v, d_model, generator=gen) * 0.8
     return x, W_q, W_k, W_v
 
 
+def _projection(module, name):
+    """The learner's nn.Linear called `name`; until issue 38 the prompt said W_q, W_k, W_v, so a
+    module written then is still found under that spelling."""
+    layer = getattr(module, name, None)
+    return layer if layer is not None else getattr(module, "W" + name[1:], None)
+
+
 def _build_and_run(cls, args):
-    """Build the learner's module with known weights, then run it on x."""
+    """Build the learner's module with known weights, then run it on x.
+
+    A bias is not asked for (Q = x W^Q), but nn.Linear adds one by default: where the learner's
+    layer has one, it gets known non-zero values, so a bias that changes the output is named by
+    its planted mistake rather than silently zeroed. (A bias on w_k alone cannot change it:
+    q·(k_j + b) = q·k_j + q·b is the same shift for every key j, which the softmax drops.)
+    """
     x, W_q, W_k, W_v = args
     with torch.random.fork_rng(devices=[]):     # their __init__ must not shift the notebook's RNG
         module = cls(W_q.shape[1], W_q.shape[0], W_v.shape[0])
     with torch.no_grad():
-        for name, weight in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
-            layer = getattr(module, name, None)
+        for name, weight in (("w_q", W_q), ("w_k", W_k), ("w_v", W_v)):
+            layer = _projection(module, name)
             if not isinstance(layer, nn.Linear):
                 raise AttributeError(
                     f"{cls.__name__} needs an nn.Linear named exactly `{name}` (found "
                     f"{type(layer).__name__ if layer is not None else 'nothing'}): the check "
-                    "copies known weights into self.W_q, self.W_k and self.W_v")
+                    "copies known weights into self.w_q, self.w_k and self.w_v")
             layer.weight.copy_(weight)
-            if getattr(layer, "bias", None) is not None:   # a bias is not asked for; keep it neutral
-                layer.bias.zero_()
+            if getattr(layer, "bias", None) is not None:
+                layer.bias.copy_(torch.linspace(-1.0, 1.0, layer.bias.shape[0]))
     return module(x)
 
 
 def _self_attention_variant(scores_fn, softmax_dim=-1, keys_from_w_q=False):
     class Variant(SelfAttentionReference):
         def forward(self, x):
-            q, v = self.W_q(x), self.W_v(x)
-            k = self.W_q(x) if keys_from_w_q else self.W_k(x)
+            q, v = self.w_q(x), self.w_v(x)
+            k = self.w_q(x) if keys_from_w_q else self.w_k(x)
             return torch.softmax(scores_fn(q, k, x), dim=softmax_dim) @ v
     return Variant
 
 
+def _with_bias(names):
+    """The reference whose layers in `names` kept nn.Linear's default bias=True."""
+    class WithBias(SelfAttentionReference):
+        def __init__(self, d_model, d_k, d_v):
+            super().__init__(d_model, d_k, d_v)
+            for name in names:
+                old = getattr(self, name)
+                setattr(self, name, nn.Linear(old.in_features, old.out_features))
+    return WithBias
+
+
+class _ReturnsWeightsToo(SelfAttentionReference):
+    def forward(self, x):
+        return scaled_dot_product_attention(self.w_q(x), self.w_k(x), self.w_v(x))
+
+
+BIAS_HINT = ("your projections have a bias — nn.Linear adds one unless told not to — so they compute "
+             "x W^Q + b instead of x W^Q (the check gives a bias non-zero values, and yours changed the "
+             "output). The layer has none: nn.Linear(d_model, d_k, bias=False), and the same for "
+             "w_k and w_v")
+
+
 class _SelfAttentionWithTorch(SelfAttentionReference):
     def forward(self, x):
-        return F.scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x))
+        return F.scaled_dot_product_attention(self.w_q(x), self.w_k(x), self.w_v(x))
 
 
 class _SelfAttentionParameters(nn.Module):
@@ -300,14 +361,14 @@ class _SelfAttentionParameters(nn.Module):
     def __init__(self, d_model, d_k, d_v):
         super().__init__()
         self.d_k = d_k
-        self.W_q = nn.Linear(d_model, d_k, bias=False)
-        self.W_k = nn.Linear(d_model, d_k, bias=False)
-        self.W_v = nn.Linear(d_model, d_v, bias=False)
+        self.w_q = nn.Linear(d_model, d_k, bias=False)
+        self.w_k = nn.Linear(d_model, d_k, bias=False)
+        self.w_v = nn.Linear(d_model, d_v, bias=False)
 
     def forward(self, x):
-        Q = x @ self.W_q.weight.T
-        K = x @ self.W_k.weight.T
-        V = x @ self.W_v.weight.T
+        Q = x @ self.w_q.weight.T
+        K = x @ self.w_k.weight.T
+        V = x @ self.w_v.weight.T
         A = torch.einsum("bid,bjd->bij", Q, K) / math.sqrt(self.d_k)
         return A.softmax(dim=-1) @ V
 
@@ -315,9 +376,9 @@ class _SelfAttentionParameters(nn.Module):
 def _describe_self_attention_inputs(args):
     """How a crash message names the check's inputs: x, and the weights it copied in."""
     x, W_q, W_k, W_v = args
-    return (f"x {tuple(x.shape)} (batch, n, d_model), after copying weights W_q {tuple(W_q.shape)}, "
-            f"W_k {tuple(W_k.shape)}, W_v {tuple(W_v.shape)} (each (out, in), as nn.Linear keeps "
-            f"them) into self.W_q, self.W_k, self.W_v of your class(d_model={W_q.shape[1]}, "
+    return (f"x {tuple(x.shape)} (batch, n, d_model), after copying known weights into "
+            f"self.w_q {tuple(W_q.shape)}, self.w_k {tuple(W_k.shape)}, self.w_v {tuple(W_v.shape)} "
+            f"(nn.Linear keeps its weight as (out, in)) of your class(d_model={W_q.shape[1]}, "
             f"d_k={W_q.shape[0]}, d_v={W_v.shape[0]})")
 
 
@@ -329,7 +390,7 @@ SELF_ATTENTION = Exercise(
     describe=_describe_self_attention_inputs,
     output_names=("out",),
     mistakes=[
-        Mistake("your keys use W_q: the keys need their own projection, K = x W^K (`self.W_k(x)`)",
+        Mistake("your keys use w_q: the keys need their own projection, K = x W^K (`self.w_k(x)`)",
                 _self_attention_variant(lambda q, k, x: _scaled(q, k), keys_from_w_q=True)),
         Mistake("wrong softmax axis: each query's weights over the n positions (the last axis) "
                 "must sum to 1",
@@ -341,9 +402,18 @@ SELF_ATTENTION = Exercise(
                 _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1]))),
         Mistake("your scores are K Qᵀ, the transpose: row i must hold query i's scores, Q Kᵀ",
                 _self_attention_variant(lambda q, k, x: k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1]))),
+        # What the output shows of a bias: on w_q (the weights move) and on w_v (every output row
+        # shifts by b); with all three the output is that of w_q and w_v.
+        Mistake(BIAS_HINT, _with_bias(("w_q", "w_k", "w_v"))),
+        Mistake(BIAS_HINT, _with_bias(("w_q",))),
+        Mistake(BIAS_HINT, _with_bias(("w_v",))),
+        Mistake("your forward returns (out, weights), as the attention of exercise 2.2 does; the "
+                "module returns the output alone, (batch, n, d_v) — take its [0]",
+                _ReturnsWeightsToo),
     ],
-    alternatives=[_SelfAttentionWithTorch, _SelfAttentionParameters],
-    generic_hint="compute Q = self.W_q(x), K = self.W_k(x), V = self.W_v(x), then "
+    alternatives=[_SelfAttentionWithTorch, _SelfAttentionParameters,
+                  _with_bias(("w_k",))],   # a bias on the keys alone cannot change the output
+    generic_hint="compute Q = self.w_q(x), K = self.w_k(x), V = self.w_v(x), then "
                  "softmax(Q Kᵀ / √d_k) V — you may call the attention you wrote in exercise 2.2",
 )
 
