@@ -1,5 +1,6 @@
 """Lesson 05's checkers name the wrong answers learners bring from elsewhere."""
 import pytest
+import torch
 
 from course_lib.exercises.lesson05 import LAYER_NORM
 
@@ -34,3 +35,22 @@ def test_statistics_of_the_whole_tensor_are_named(fn):
     v = LAYER_NORM.verdict(fn)
     assert v.status == "wrong", v.message
     assert "without dim=" in v.message and "each position" in v.message, v.message
+
+
+def test_beta_added_before_the_scaling_is_named():
+    """Issue 38 §3: γ·(z + β) got the generic "every row should have mean 0" (which it has)."""
+    def layer_norm(x, gamma, beta, eps):
+        z = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True, unbiased=False) + eps)
+        return gamma * (z + beta)
+
+    v = LAYER_NORM.verdict(layer_norm)
+    assert v.status == "wrong", v.message
+    assert "before the scaling" in v.message and "β·γ" in v.message, v.message
+
+
+def test_gamma_applied_before_the_division_is_accepted():
+    def layer_norm(x, gamma, beta, eps):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return (x - mean) * gamma / torch.sqrt(var + eps) + beta
+
+    assert LAYER_NORM.verdict(layer_norm).passed

@@ -98,6 +98,10 @@ LAYER_NORM = Exercise(
                 lambda x, g, b, eps: (lambda c, v: (c * g + b) / torch.sqrt(v + eps))(*_normalize(x, -1))),
         Mistake(BETA_DIVIDED_HINT,
                 lambda x, g, b, eps: (lambda c, v: (c + b) / torch.sqrt(v + eps) * g)(*_normalize(x, -1))),
+        Mistake("β was added before the scaling by γ, so γ scales it too: (z + β)·γ = z·γ + β·γ, "
+                "with z = (x − μ) / √(σ² + ε) — each feature is shifted by β·γ instead of β. The "
+                "shift comes last, after multiplying by γ",
+                lambda x, g, b, eps: (lambda c, v: (c / torch.sqrt(v + eps) + b) * g)(*_normalize(x, -1))),
         Mistake("two slips at once, the form of a well-known tutorial, (x − μ) / (x.std() + ε): "
                 "x.std() is the *unbiased* standard deviation (it divides by d − 1, LayerNorm by d), "
                 "and ε is added to σ outside the square root instead of to σ² under it. Each "
@@ -130,6 +134,8 @@ LAYER_NORM = Exercise(
     ],
     alternatives=[
         lambda x, g, b, eps: F.layer_norm(x, x.shape[-1:], g, b, eps),
+        lambda x, g, b, eps: (x - x.mean(-1, keepdim=True)) * g / torch.sqrt(
+            x.var(-1, keepdim=True, unbiased=False) + eps) + b,   # γ before the division: the same
         lambda x, g, b, eps: ((x - x.mean(-1, keepdim=True))
                               * torch.rsqrt(((x - x.mean(-1, keepdim=True)) ** 2).mean(-1, keepdim=True) + eps)
                               * g + b),
