@@ -38,7 +38,7 @@ def test_a_mask_of_the_wrong_shape_is_named():
 
 def test_generate_returning_only_the_new_tokens_is_named():
     v = GENERATE.verdict(lambda model, tokens, n, *a: GENERATE.reference(model, tokens, n, *a)[:, tokens.shape[1]:])
-    assert v.status == WRONG and "has shape" in v.message
+    assert v.status == WRONG and "only the new tokens" in v.message and "prompt" in v.message, v.message
 
 
 def test_generate_without_cropping_is_told_to_crop():
@@ -115,3 +115,45 @@ def test_a_draw_without_the_generator_is_named():
     assert v.status == WRONG and "do not use `generator`" in v.message, v.message
     assert "greedy_decode" not in v.message
     assert torch.equal(torch.random.get_rng_state(), before)   # the learner's global state is left alone
+
+
+# ---- issue 38 §3: the sampling loop's other slips, each named (not "find the first step where they part")
+
+def _generate(choose=None, cat_dim=1, scale_first=False):
+    """A learner's loop; `choose(logits, temperature, top_k, generator)` picks the next ids."""
+    from course_lib.nn.decoding import next_token_probs
+
+    def generate(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+        for _ in range(max_new_tokens):
+            logits = model(tokens[:, -model.max_len:])[:, -1, :]
+            if choose is not None:
+                next_id = choose(logits, temperature, top_k, generator)
+            elif temperature == 0:
+                next_id = logits.argmax(dim=-1, keepdim=True)
+            else:
+                if scale_first:
+                    logits = logits / temperature
+                probs = next_token_probs(logits, temperature, top_k)
+                next_id = torch.multinomial(probs, 1, generator=generator)
+            tokens = torch.cat([tokens, next_id], dim=cat_dim)
+        return tokens
+    return generate
+
+
+def _argmax_or(draw):
+    return lambda x, t, k, g: x.argmax(-1, keepdim=True) if t == 0 else draw(x, t, k, g)
+
+
+@pytest.mark.parametrize("learner, words", [
+    (_generate(cat_dim=0), ["dim=0", "dim=1"]),
+    (_generate(choose=lambda x, t, k, g: x.argmax(-1) if t == 0 else torch.multinomial(x.softmax(-1), 1, generator=g)),
+     ["(batch,)", "keepdim=True"]),
+    (_generate(choose=_argmax_or(lambda x, t, k, g: torch.multinomial(x / t, 1, generator=g))),
+     ["logits", "probabilities"]),
+    (_generate(scale_first=True), ["twice"]),
+], ids=["cat-along-the-batch", "next-id-without-its-axis", "multinomial-of-logits", "temperature-twice"])
+def test_a_learners_sampling_slip_is_named(learner, words):
+    v = GENERATE.verdict(learner)
+    assert v.status == WRONG, v.message
+    for w in words:
+        assert w in v.message, v.message

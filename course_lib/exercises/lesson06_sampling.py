@@ -216,7 +216,7 @@ def _generate_inputs(gen):
 
 
 def _loop(model, tokens, n, t, k, g, context=lambda x, m: x[:, -m:], position=-1,
-          feed_back=True, choose=None):
+          feed_back=True, choose=None, cat_dim=1):
     """The reference loop with one step changed, to plant mistakes."""
     prompt = tokens
     for _ in range(n):
@@ -228,12 +228,17 @@ def _loop(model, tokens, n, t, k, g, context=lambda x, m: x[:, -m:], position=-1
             next_id = logits.argmax(-1, keepdim=True)
         else:
             next_id = torch.multinomial(_library_probs(logits, t, k), 1, generator=g)
-        tokens = torch.cat([tokens, next_id], dim=1)
+        tokens = torch.cat([tokens, next_id], dim=cat_dim)
     return tokens
 
 
 def _draw(probs, g):
     return torch.multinomial(probs, 1, generator=g)
+
+
+def _greedy_or(draw):
+    """A `choose` that is right at temperature 0 and draws with `draw(logits, t, k, g)` above it."""
+    return lambda x, t, k, g: x.argmax(-1, keepdim=True) if t == 0 else draw(x, t, k, g)
 
 
 def _generate_row_by_row(model, tokens, n, t=1.0, k=None, g=None):
@@ -280,6 +285,29 @@ GENERATE = Exercise(
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, 1.0, k), g))),
         Mistake("top-k is ignored: only the k most likely tokens may be drawn",
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: _draw(_library_probs(x, t, None), g))),
+        Mistake("you divided the logits by the temperature twice: next_token_probs divides them by T "
+                "itself, so your draws come from temperature T² (0.36 for T = 0.6). Pass it the raw "
+                "logits",
+                lambda *a: _loop(*a, choose=_greedy_or(lambda x, t, k, g: _draw(_library_probs(x / t, t, k), g)))),
+        Mistake("you returned only the new tokens, (batch, max_new_tokens); the result is the prompt "
+                "followed by them, (batch, n + max_new_tokens): keep appending to `tokens` and return "
+                "it whole",
+                lambda model, tokens, *a: _loop(model, tokens, *a)[:, tokens.shape[1]:]),
+        # The next three crash at their first step (matched, and named): the reference's own
+        # inputs have a prompt of 3 tokens and logits of both signs.
+        Mistake("you appended along dim=0, the batch axis: torch.cat([tokens, next_id], dim=0) would "
+                "add new *sequences*. Each new token goes at the end of its own row, along the "
+                "positions: dim=1",
+                lambda *a: _loop(*a, cat_dim=0)),
+        Mistake("your next token has shape (batch,): one id per sequence but no position axis, so "
+                "torch.cat cannot join it to tokens (batch, n). Keep that axis, (batch, 1): "
+                "argmax(-1, keepdim=True), or next_id[:, None]",
+                lambda *a: _loop(*a, choose=lambda x, t, k, g: x.argmax(-1) if t == 0
+                                 else _draw(_library_probs(x, t, k), g).squeeze(-1))),
+        Mistake("torch.multinomial draws from *probabilities* (≥ 0); you gave it logits, which can be "
+                "negative. Turn them into the distribution first — next_token_probs(logits, "
+                "temperature, top_k) — and draw from that",
+                lambda *a: _loop(*a, choose=_greedy_or(lambda x, t, k, g: torch.multinomial(x / t, 1, generator=g)))),
         Mistake("your draws do not use `generator`: torch.multinomial without generator= takes its "
                 "randomness from torch's global state, so the same call draws other tokens each "
                 "time and no one can reproduce them. Greedy (temperature 0) already matches; pass "
