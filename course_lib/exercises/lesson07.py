@@ -71,6 +71,13 @@ SWAPPED_ROWS_HINT = ("queries and keys/values are swapped: your output has one r
                      "k = memory @ w_k, v = memory @ w_v")
 
 
+MASK_DOES_NOT_FIT_HINT = ("src_mask[:, None, :] does not fit your scores: their last axis must run "
+                          "over the source tokens (n_src), so the keys must come from the encoder. "
+                          "Keys from x — queries and keys/values swapped, or keys and values from x "
+                          "as in self-attention — put the target positions there. The decoder asks, "
+                          "the encoder answers: q = x @ w_q, k = memory @ w_k, v = memory @ w_v")
+
+
 CROSS_ATTENTION = Exercise(
     name="cross_attention",
     reference=cross_attention_reference,
@@ -93,10 +100,12 @@ CROSS_ATTENTION = Exercise(
                 "scores (with -inf) before the softmax",
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv),
                                                        after=lambda w: w * mask[:, None, :])),
-        Mistake("queries and keys/values are swapped: the queries come from the decoder (q = x @ w_q) "
-                "and the keys and values from the encoder (k = memory @ w_k, v = memory @ w_v); "
-                "swapped, the scores are (n_src × n_tgt) and src_mask no longer fits them",
+        # Keys from x crash on src_mask alike, whether the queries come from memory (swapped) or
+        # from x too (self-attention): the same error, so one hint names both.
+        Mistake(MASK_DOES_NOT_FIT_HINT,
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, None, :])),
+        Mistake(MASK_DOES_NOT_FIT_HINT,
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, x, wq, wk, wv), mask[:, None, :])),
         # The same swap without the crash: the mask dropped, or moved onto the (now source) query axis.
         Mistake(SWAPPED_ROWS_HINT, _swapped_reference),
         Mistake(SWAPPED_ROWS_HINT,
@@ -113,6 +122,21 @@ CROSS_ATTENTION = Exercise(
         Mistake("padded source scores were set to 0, which still gets weight e^0 after the softmax; "
                 "fill them with float('-inf') so their weight is exactly 0",
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :], fill=0.0)),
+        Mistake("your queries come from memory and your keys from x (q = memory @ w_q, k = x @ w_k): "
+                "the scores were taken as k qᵀ, so the output still has one row per target token, but "
+                "each sequence went through the other one's projection. The decoder asks, the encoder "
+                "answers: q = x @ w_q, k = memory @ w_k, v = memory @ w_v",
+                lambda x, m, wq, wk, wv, mask: _attend(x @ wk, m @ wq, m @ wv, mask[:, None, :])),
+        Mistake("your keys and values come from x, the decoder's own states: that is self-attention, "
+                "and the source is never read. In cross-attention only the queries come from the "
+                "decoder (q = x @ w_q); keys and values come from the encoder: k = memory @ w_k, "
+                "v = memory @ w_v",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, x, wq, wk, wv))),
+        Mistake("src_mask[:, :, None] is (batch, n_src, 1): it lines the source axis up with the "
+                "scores' *target* axis. The scores are (batch, n_tgt, n_src), source last, so the new "
+                "axis goes in the middle: (batch, 1, n_src), one row of the mask for every target "
+                "position",
+                lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, :, None])),
         Mistake("you applied a causal (triangular) mask: cross-attention needs none — the whole source "
                 "sentence is known before decoding starts; only padding is masked",
                 lambda x, m, wq, wk, wv, mask: _attend(
@@ -262,11 +286,12 @@ SIZES = dict(d_model=8, h=2, d_ff=16)
 # Swapped, the call crashes (the scores are (n_src, n_tgt): cross_mask, or the residual
 # x + …, no longer fits) — the framework matches the crash and gives this hint instead.
 SWAPPED_HINT = ("queries and keys/values are swapped: MultiHeadAttention is called as "
-                "attn(x_q, x_kv, mask=...), and in CrossAttn(h₁, M) the queries come from the "
-                "decoder (h₁), keys and values from the encoder's memory M")
-NO_CROSS_HINT = ("your block has no cross-attention: the decoder never reads `memory` (M), the "
+                "attn(x_q, x_kv, mask=...), and in CrossAttn(h₁, H_enc) the queries come from the "
+                "decoder (h₁), keys and values from the encoder's output H_enc, `memory`")
+NO_CROSS_HINT = ("your block has no cross-attention: the decoder never reads `memory` (H_enc), the "
                  "encoded source, so it could not translate anything. The block has three sublayers; "
-                 "the second, h₂ = LN₂(h₁ + CrossAttn(h₁, M)), is the only one that looks at the source")
+                 "the second, h₂ = LN₂(h₁ + CrossAttn(h₁, H_enc)), is the only one that looks at the "
+                 "source")
 
 
 def _describe_decoder_inputs(args):
@@ -312,15 +337,15 @@ DECODER_LAYER = Exercise(
         Mistake("the self-attention must be masked: pass mask=self_mask so position t cannot look at "
                 "later target tokens", _block(_no_causal)),
         Mistake("your cross-attention takes its keys and values from the decoder itself: that is "
-                "a second self-attention. In CrossAttn(h₁, M) keys and values come from the "
-                "encoder's output M, `memory`", _block(_no_memory)),
+                "a second self-attention. In CrossAttn(h₁, H_enc) keys and values come from the "
+                "encoder's output H_enc, `memory`", _block(_no_memory)),
         Mistake("your cross-attention reads the block input x: its queries must come from h₁ = "
                 "LN₁(x + MaskedSelfAttn(x)), the output of the first sublayer — "
-                "h₂ = LN₂(h₁ + CrossAttn(h₁, M)). Reading x, the cross-attention does not know "
+                "h₂ = LN₂(h₁ + CrossAttn(h₁, H_enc)). Reading x, the cross-attention does not know "
                 "what the self-attention found", _block(_cross_reads_x)),
         Mistake("your second sublayer starts again from the block input x — both its residual and "
                 "its cross-attention queries — so h₁, the self-attention's result, is computed and "
-                "thrown away. h₂ = LN₂(h₁ + CrossAttn(h₁, M)) builds on h₁",
+                "thrown away. h₂ = LN₂(h₁ + CrossAttn(h₁, H_enc)) builds on h₁",
                 _block(_second_sublayer_from_x)),
         Mistake(NO_CROSS_HINT, _block(_no_cross_attention)),
         Mistake(NO_CROSS_HINT, _block(_no_cross_attention_norm2)),
@@ -328,8 +353,8 @@ DECODER_LAYER = Exercise(
         Mistake(SWAPPED_HINT, _block(_swapped_cross_unmasked)),
         Mistake("pass mask=cross_mask to the cross-attention so padded source positions are ignored",
                 _block(_no_cross_mask)),
-        Mistake("the cross-attention sublayer lost its residual connection: h₂ = LN₂(CrossAttn(h₁, M)) "
-                "forgets h₁; the formula adds it back, LN₂(h₁ + CrossAttn(h₁, M))",
+        Mistake("the cross-attention sublayer lost its residual connection: h₂ = LN₂(CrossAttn(h₁, H_enc)) "
+                "forgets h₁; the formula adds it back, LN₂(h₁ + CrossAttn(h₁, H_enc))",
                 _block(_no_cross_residual)),
         Mistake("the order is masked self-attention first, then cross-attention, then the feed-forward",
                 _block(_cross_first)),

@@ -22,8 +22,9 @@ def _call(fn, args):
 # --------------------------------------------------------------------------- teacher forcing
 
 
-def _pad(rows, pad_id, left=False):
-    n = max(len(r) for r in rows)
+def _pad(rows, pad_id, left=False, extra=0):
+    """rows of ids -> (len(rows), longest + extra) LongTensor, padded with pad_id."""
+    n = max(len(r) for r in rows) + extra
     out = torch.full((len(rows), n), pad_id, dtype=torch.long)
     for i, r in enumerate(rows):
         if r:
@@ -52,6 +53,13 @@ def _shift_inputs(gen):
     return seqs, bos_id, eos_id, pad_id
 
 
+NO_EOS_HINT = ("your labels have no <eos>: y1 … yn with nothing after y_n, so the model is never "
+               "taught to end a sentence. Each row of labels ends with <eos>: y1 … yn <eos>")
+NO_BOS_HINT = ("your tgt_in rows lack <bos>: they start at y1, so position t reads y_{t+1}, the very "
+               "label it must predict, and the model learns to copy. Start every row with <bos>: "
+               "<bos> y1 … yn")
+
+
 SHIFT_TARGETS = Exercise(
     name="shift_targets",
     reference=shift_targets_reference,
@@ -71,6 +79,23 @@ SHIFT_TARGETS = Exercise(
                 "target token (the positional encodings count from the start)",
                 lambda s, b, e, p: (_pad([[b] + x for x in s], p, left=True),
                                     _pad([x + [e] for x in s], p, left=True))),
+        Mistake("your tgt_in rows still hold <eos>: cutting the last *column* off <bos> y1 … yn <eos> "
+                "removes <eos> from the longest row only — every shorter row keeps its <eos> where its "
+                "padding should start. Print tgt_in beside seqs: a row is <bos> y1 … yn, then pad_id "
+                "only. The decoder never reads <eos>; it learns to predict it, in labels",
+                lambda s, b, e, p: (_pad([[b] + x + [e] for x in s], p)[:, :-1],
+                                    shift_targets_reference(s, b, e, p)[1])),
+        Mistake("your tgt_in rows are <bos> y1 … yn <eos>, one column too many: the decoder reads "
+                "<bos> y1 … yn and never <eos>, which appears only in labels, as the last token to "
+                "predict",
+                lambda s, b, e, p: (_pad([[b] + x + [e] for x in s], p),
+                                    shift_targets_reference(s, b, e, p)[1])),
+        *[Mistake(NO_EOS_HINT, lambda s, b, e, p, extra=extra: (shift_targets_reference(s, b, e, p)[0],
+                                                               _pad(s, p, extra=extra)))
+          for extra in (1, 0)],
+        *[Mistake(NO_BOS_HINT, lambda s, b, e, p, extra=extra: (_pad(s, p, extra=extra),
+                                                               shift_targets_reference(s, b, e, p)[1]))
+          for extra in (1, 0)],
         Mistake("the labels are padded with <eos>; use pad_id, otherwise the loss trains the model to "
                 "predict <eos> again and again after the end",
                 lambda s, b, e, p: (shift_targets_reference(s, b, e, p)[0],
@@ -277,6 +302,25 @@ BEAM_STEP = Exercise(
                 "Flatten (batch, k, V) as it comes, and each row of V candidates is one beam",
                 lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[2], f % lp.shape[2]))(
                     *(s[..., None] + lp).transpose(1, 2).flatten(1).topk(k, dim=-1))),
+        Mistake("you ran topk on each beam's row of V candidates (dim=-1 of (batch, k, V)), which keeps "
+                "beam_size tokens *per beam*: (batch, k, beam_size). Beam search ranks all k·V "
+                "candidates of a sentence together: flatten the last two axes first, then one topk",
+                lambda s, lp, k: (lambda t: (t.values, t.indices // lp.shape[-1], t.indices % lp.shape[-1]))(
+                    (s[..., None] + lp).topk(k, dim=-1))),
+        Mistake("your new_scores hold only the new token's log-probability, log_probs[b, i, v]: you "
+                "ranked by the totals but returned the last term. A beam's score is its whole "
+                "prefix's, scores[b, i] + log_probs[b, i, v]",
+                lambda s, lp, k: (lambda sc, f: (lp.flatten(1).gather(1, f), f // lp.shape[-1], f % lp.shape[-1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
+        Mistake("you flattened the batch axis too (candidates.flatten()), so one topk ranked the "
+                "candidates of every sentence together, shape (beam_size,). Each sentence keeps its own "
+                "beams: flatten only the last two axes, candidates.flatten(1), and take topk along dim=-1",
+                lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
+                    *(s[..., None] + lp).flatten().topk(k))),
+        Mistake("flat / V is true division: it gives a float (2.43 …), and beam_idx must hold integer "
+                "indices. The beam is the whole part, flat // V (and the token flat % V)",
+                lambda s, lp, k: (lambda sc, f: (sc, f / lp.shape[-1], f % lp.shape[-1]))(
+                    *(s[..., None] + lp).flatten(1).topk(k, dim=-1))),
         Mistake("you kept the *lowest* scores; log-probabilities are ≤ 0 and the best is the largest "
                 "(topk keeps the largest by default)",
                 lambda s, lp, k: (lambda sc, f: (sc, f // lp.shape[-1], f % lp.shape[-1]))(
