@@ -40,6 +40,12 @@ def _rms_inputs(gen):
     return x, gamma, 0.05
 
 
+LENGTH_HINT = ("you divided by the vector's length ‖x‖ = √(Σ_i x_i²) (x.norm(), or the root of the "
+               "sum of squares): the root *mean* square has a 1/d inside the root, √((1/d) Σ_i x_i² + ε) "
+               "— about ‖x‖/√d — so your outputs come out √d times too small. Print x.pow(2).mean(-1) "
+               "beside x.norm(dim=-1) ** 2 for one position")
+
+
 RMS_NORM = Exercise(
     name="rms_norm",
     reference=rms_norm_reference,
@@ -52,9 +58,24 @@ RMS_NORM = Exercise(
         Mistake("you divided by the standard deviation (x.var / x.std remove the mean inside). "
                 "RMSNorm uses mean(x²), which equals the variance only when the mean is 0",
                 lambda x, g, e: x / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + e) * g),
-        Mistake("you summed x² instead of averaging it: √(sum) is the vector's length ‖x‖; the "
-                "root *mean* square divides the sum by d — use .mean(dim=-1, keepdim=True)",
-                lambda x, g, e: x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + e) * g),
+        Mistake(LENGTH_HINT, lambda x, g, e: x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + e) * g),
+        Mistake(LENGTH_HINT, lambda x, g, e: x / x.norm(dim=-1, keepdim=True) * g),
+        Mistake(LENGTH_HINT, lambda x, g, e: x / (x.norm(dim=-1, keepdim=True) + e) * g),
+        Mistake("you divided by mean(x²) + ε, the mean *square*; RMSNorm divides by its square root, "
+                "the root mean square √(mean(x²) + ε), which has the units of x",
+                lambda x, g, e: x / (x.pow(2).mean(-1, keepdim=True) + e) * g),
+        Mistake("x.pow(2).mean() without dim= is one number for the whole tensor, every position of "
+                "every sequence mixed; RMSNorm gives each position its own root mean square, over its "
+                "d features: .mean(dim=-1, keepdim=True)",
+                lambda x, g, e: x / torch.sqrt(x.pow(2).mean() + e) * g),
+        # (…, n) against (…, n, d): a broadcasting crash unless n = d, then wrong values: both matched.
+        Mistake("x.pow(2).mean(dim=-1) without keepdim=True has shape (…, n): the position axis of the "
+                "result lines up with x's feature axis, so the division fails (or, when n = d, divides "
+                "by the wrong positions' values). Print its shape; with keepdim=True it is (…, n, 1), "
+                "one root mean square per position",
+                lambda x, g, e: x / torch.sqrt(x.pow(2).mean(-1) + e) * g),
+        Mistake("you added γ; it is a scale, multiplied element-wise: x / √(mean(x²) + ε) · γ",
+                lambda x, g, e: x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + e) + g),
         Mistake("ε goes inside the square root: x / √(mean(x²) + ε), not x / (√mean(x²) + ε)",
                 lambda x, g, e: x / (torch.sqrt(x.pow(2).mean(-1, keepdim=True)) + e) * g),
         Mistake("ε is missing: x / √(mean(x²) + ε) — it keeps the division safe when x is near 0",

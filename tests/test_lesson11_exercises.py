@@ -1,0 +1,39 @@
+"""Lesson 11's RMSNorm: the slips learners write, each named (issue 38 §3), and the valid
+forms still accepted."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.exercises.framework import OK, WRONG
+from course_lib.exercises.lesson11 import RMS_NORM
+
+
+@pytest.mark.parametrize("learner", [
+    lambda x, g, e: x / x.norm(dim=-1, keepdim=True) * g,
+    lambda x, g, e: x / (torch.linalg.vector_norm(x, dim=-1, keepdim=True) + e) * g,
+    lambda x, g, e: F.normalize(x, dim=-1) * g,
+    lambda x, g, e: x / torch.sqrt(x.pow(2).sum(-1, keepdim=True) + e) * g,
+], ids=["norm", "norm-plus-eps", "F.normalize", "sqrt-of-sum"])
+def test_the_vectors_length_instead_of_its_rms_is_named(learner):
+    """‖x‖ = √(Σ x²) has no 1/d: the outputs come out √d times too small."""
+    v = RMS_NORM.verdict(learner)
+    assert v.status == WRONG, v.message
+    assert "1/d" in v.message and "‖x‖" in v.message, v.message
+
+
+@pytest.mark.parametrize("learner, words", [
+    (lambda x, g, e: x / (x.pow(2).mean(-1, keepdim=True) + e) * g, ["square root"]),
+    (lambda x, g, e: x / torch.sqrt(x.pow(2).mean() + e) * g, ["without dim="]),
+    (lambda x, g, e: x / torch.sqrt(x.pow(2).mean(-1) + e) * g, ["keepdim"]),
+    (lambda x, g, e: x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + e) + g, ["added γ"]),
+], ids=["mean-square-no-root", "whole-tensor", "no-keepdim", "gamma-added"])
+def test_a_learners_rms_slip_is_named(learner, words):
+    v = RMS_NORM.verdict(learner)
+    assert v.status == WRONG, v.message
+    for w in words:
+        assert w in v.message, v.message
+
+
+def test_the_rms_written_with_the_norm_and_root_d_is_accepted():
+    v = RMS_NORM.verdict(lambda x, g, e: g * x / torch.sqrt(x.norm(dim=-1, keepdim=True) ** 2 / x.shape[-1] + e))
+    assert v.status == OK, v.message
