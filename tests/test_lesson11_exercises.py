@@ -37,3 +37,16 @@ def test_a_learners_rms_slip_is_named(learner, words):
 def test_the_rms_written_with_the_norm_and_root_d_is_accepted():
     v = RMS_NORM.verdict(lambda x, g, e: g * x / torch.sqrt(x.norm(dim=-1, keepdim=True) ** 2 / x.shape[-1] + e))
     assert v.status == OK, v.message
+
+
+def test_the_cache_joined_along_the_features_is_named():
+    from course_lib.exercises.lesson11 import CACHED_ATTENTION_STEP
+
+    def cached_attention_step(q, k_new, v_new, k_cache, v_cache):
+        k_cache = torch.cat([k_cache, k_new], dim=-1)
+        v_cache = torch.cat([v_cache, v_new], dim=-1)
+        w = torch.softmax(q @ k_cache.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
+        return w @ v_cache, k_cache, v_cache
+
+    v = CACHED_ATTENTION_STEP.verdict(cached_attention_step)
+    assert v.status == WRONG and "dim=2" in v.message and "positions" in v.message, v.message

@@ -52,6 +52,10 @@ SPLIT_HEADS = Exercise(
         Mistake("you transposed (n, d_model) before reshaping, which scrambles positions "
                 "and features; reshape the last axis into (h, d_k) first, then transpose(1, 2)",
                 lambda x, h: x.transpose(1, 2).reshape(x.shape[0], h, x.shape[1], x.shape[2] // h)),
+        Mistake("your heads are on axis 2, (batch, n, h, d_k): the view split each position's features "
+                "into heads, but the heads axis must come before the positions — transpose(1, 2) "
+                "gives (batch, h, n, d_k)",
+                lambda x, h: x.view(x.shape[0], x.shape[1], h, x.shape[2] // h)),
     ],
     alternatives=[
         lambda x, h: torch.stack(x.split(x.shape[-1] // h, dim=-1), dim=1),
@@ -97,6 +101,15 @@ MERGE_HEADS = Exercise(
         Mistake("you swapped positions and features (transpose(2, 3)); the axis to move is "
                 "the heads axis: transpose(1, 2)",
                 lambda x: x.transpose(2, 3).reshape(x.shape[0], x.shape[2], x.shape[1] * x.shape[3])),
+        Mistake("you moved the heads back but did not join them: (batch, n, h, d_k) still has a heads "
+                "axis. Reshape the last two axes into one, (batch, n, h·d_k)",
+                lambda x: x.transpose(1, 2)),
+        # .view after transpose raises "view size is not compatible with input tensor's size and
+        # stride": matched, and named.
+        Mistake("after transpose(1, 2) the numbers are no longer laid out in memory position by "
+                "position, so .view cannot regroup them; .reshape(batch, n, h·d_k) can (it copies when "
+                "it must), or call .contiguous() before .view",
+                lambda x: x.transpose(1, 2).view(x.shape[0], x.shape[2], x.shape[1] * x.shape[3])),
     ],
     alternatives=[
         lambda x: torch.cat(x.unbind(dim=1), dim=-1),

@@ -42,6 +42,15 @@ MEAN_POOL = Exercise(
                 lambda h, m: (h * m.unsqueeze(-1)).sum(dim=1)),
         Mistake("you took the [CLS] vector (position 0); this model's sentence vector is the "
                 "mean of all real tokens", lambda h, m: h[:, 0]),
+        # The next two crash on the checker's sizes (n ≠ d, batch ≠ d): matched, and named.
+        Mistake("hidden (batch, n, d) times attention_mask (batch, n) does not line up: broadcasting "
+                "matches the mask's n with hidden's last axis, d. Give the mask a feature axis first, "
+                "attention_mask[..., None] — (batch, n, 1), one 0/1 per token",
+                lambda h, m: (h * m).sum(dim=1) / m.sum(dim=1, keepdim=True)),
+        Mistake("attention_mask.sum(dim=1) is (batch,), one count per sentence, and the sums are "
+                "(batch, d): keep the summed axis, .sum(dim=1, keepdim=True) → (batch, 1), so each "
+                "sentence's row is divided by its own count",
+                lambda h, m: (h * m.unsqueeze(-1)).sum(dim=1) / m.sum(dim=1)),
     ],
     alternatives=[
         lambda h, m: torch.stack([h[b, m[b].bool()].mean(dim=0) for b in range(h.shape[0])]),
@@ -86,6 +95,9 @@ PREVIOUS_TOKEN_SCORE = Exercise(
         Mistake("you summed A[i, i-1] over the queries; the score is their *mean*, a number "
                 "between 0 and 1",
                 lambda w: torch.diagonal(w, offset=-1, dim1=-2, dim2=-1).sum(dim=-1)),
+        Mistake("your queries start at i = 0, whose 'previous' key i − 1 = −1 wraps around to the "
+                "*last* key, A[0, n − 1]. Query 0 has no previous token: average over i = 1 .. n − 1",
+                lambda w: w[:, torch.arange(w.shape[-1]), torch.arange(w.shape[-1]) - 1].mean(dim=-1)),
     ],
     alternatives=[
         lambda w: torch.stack([sum(w[hd, i, i - 1] for i in range(1, w.shape[-1])) / (w.shape[-1] - 1)

@@ -333,9 +333,9 @@ def cached_attention_step_reference(q, k_new, v_new, k_cache, v_cache):
     return out, k_cache, v_cache
 
 
-def _step(q, kn, vn, kc, vc, order="append", attend="all", scale=None, first_only=False):
-    k = torch.cat((kc, kn), 2) if order == "append" else torch.cat((kn, kc), 2)
-    v = torch.cat((vc, vn), 2) if order == "append" else torch.cat((vn, vc), 2)
+def _step(q, kn, vn, kc, vc, order="append", attend="all", scale=None, first_only=False, cat_dim=2):
+    k = torch.cat((kc, kn), cat_dim) if order == "append" else torch.cat((kn, kc), cat_dim)
+    v = torch.cat((vc, vn), cat_dim) if order == "append" else torch.cat((vn, vc), cat_dim)
     keys, values = {"all": (k, v), "past": (kc, vc), "new": (kn, vn)}[attend]
     scores = q @ keys.transpose(-2, -1) / (math.sqrt(q.shape[-1]) if scale is None else scale)
     if first_only:   # a (1, t+1) causal triangle: the new query sees position 0 only
@@ -347,6 +347,11 @@ def _step_inputs(gen):
     batch, h, t, d_k = 2, _int(gen, 2, 4), _int(gen, 3, 7), 2 * _int(gen, 2, 5)
     r = lambda n: torch.randn(batch, h, n, d_k, generator=gen)   # noqa: E731
     return r(1), r(1), r(1), r(t), r(t)
+
+
+CACHE_AXIS_HINT = ("the cache grows along the *positions*: k_cache is (batch, h, t, d_k) and k_new "
+                   "(batch, h, 1, d_k), so the new key joins on dim=2, making (batch, h, t+1, d_k). "
+                   "Joined along the features (dim=-1) or the heads (dim=1), the shapes cannot fit")
 
 
 CACHED_ATTENTION_STEP = Exercise(
@@ -370,6 +375,9 @@ CACHED_ATTENTION_STEP = Exercise(
                 lambda *a: _step(*a, first_only=True)),
         Mistake("the scores are not divided by √d_k (d_k = q.shape[-1])",
                 lambda *a: _step(*a, scale=1.0)),
+        # Concatenated along the features or the heads, the shapes do not fit: matched, and named.
+        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=-1)),
+        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=1)),
     ],
     alternatives=[
         lambda q, kn, vn, kc, vc: (F.scaled_dot_product_attention(q, torch.cat((kc, kn), 2), torch.cat((vc, vn), 2)),
