@@ -193,3 +193,17 @@ def test_a_learners_beam_slip_is_named(learner, words):
     assert v.status == WRONG, v.message
     for w in words:
         assert w in v.message, v.message
+
+
+def test_a_greedy_next_token_without_its_axis_is_named():
+    def greedy_decode(model, src, bos_id, eos_id, max_len):
+        src_mask = model.source_mask(src)
+        memory = model.encode(src, src_mask)
+        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long)
+        for _ in range(max_len):
+            next_token = model.decode(ys, memory, src_mask)[:, -1].argmax(dim=-1)   # (batch,)
+            ys = torch.cat([ys, next_token], dim=1)
+        return ys
+
+    v = framework.REGISTRY["greedy_decode"].verdict(greedy_decode)
+    assert v.status == WRONG and "(batch,)" in v.message and "next_token[:, None]" in v.message, v.message

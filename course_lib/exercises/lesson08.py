@@ -152,7 +152,7 @@ def _greedy_inputs(gen):
 
 
 def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_encode=False,
-                    last_only=False):
+                    last_only=False, flat_next=False):
     def decode(model, src, bos_id, eos_id, max_len):
         src_mask = None if no_mask else model.source_mask(src)
         memory = model.encode(src, src_mask)
@@ -161,7 +161,7 @@ def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_e
             inp = torch.full_like(ys, bos_id) if no_feedback else ys[:, -1:] if last_only else ys
             logits = model(src, inp) if re_encode else model.decode(inp, memory, src_mask)
             pick = logits[:, 0] if first_position else logits[:, -1]
-            ys = torch.cat([ys, pick.argmax(-1)[:, None]], dim=1)
+            ys = torch.cat([ys, pick.argmax(-1) if flat_next else pick.argmax(-1)[:, None]], dim=1)
         return ys
     return decode
 
@@ -221,6 +221,11 @@ GREEDY_DECODE = Exercise(
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos()),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(before_append=True)),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(per_row=True)),
+        # torch.cat of (batch, t) and (batch,) raises at the first step: matched, and named.
+        Mistake("your next token has shape (batch,): one id per sentence but no position axis, so "
+                "torch.cat cannot join it to ys (batch, t). Keep that axis, (batch, 1): "
+                "next_token[:, None], or argmax(-1, keepdim=True)",
+                _greedy_variant(flat_next=True)),
     ],
     alternatives=[
         _greedy_variant(re_encode=True),  # model(src, ys) re-encodes each step: slower, same ids
