@@ -99,11 +99,13 @@ def test_beam_and_token_swapped_in_decoding_is_named():
 
 # ---- issue 38 §3: slips that still restated the recipe, each named
 
-def _cross(q_from, kv_from, scores="q k", mask=lambda m: m[:, None, :]):
-    """A learner's cross_attention: which tensor feeds the queries and the keys/values."""
+def _cross(q_from, kv_from, scores="q k", mask=lambda m: m[:, None, :], values=None):
+    """A learner's cross_attention: which tensor feeds the queries, the keys and the values
+    (by default the keys' source, or memory when the scores are taken as k qᵀ)."""
     def cross_attention(x, memory, w_q, w_k, w_v, src_mask):
         src = {"x": x, "memory": memory}
-        q, k, v = src[q_from] @ w_q, src[kv_from] @ w_k, src[kv_from if scores == "q k" else "memory"] @ w_v
+        values_from = values or (kv_from if scores == "q k" else "memory")
+        q, k, v = src[q_from] @ w_q, src[kv_from] @ w_k, src[values_from] @ w_v
         s = (q @ k.transpose(-2, -1) if scores == "q k" else k @ q.transpose(-2, -1)) / w_q.shape[1] ** 0.5
         if mask is not None:
             s = s.masked_fill(~mask(src_mask), float("-inf"))
@@ -207,3 +209,10 @@ def test_a_greedy_next_token_without_its_axis_is_named():
 
     v = framework.REGISTRY["greedy_decode"].verdict(greedy_decode)
     assert v.status == WRONG and "(batch,)" in v.message and "next_token[:, None]" in v.message, v.message
+
+
+def test_queries_from_the_memory_with_values_from_x_are_named_too():
+    """The same swap with v = x @ w_v: the last product crashes; the crash is matched."""
+    v = framework.REGISTRY["cross_attention"].verdict(_cross("memory", "x", scores="k q", values="x"))
+    assert v.status == WRONG, v.message
+    assert "queries come from memory" in v.message, v.message

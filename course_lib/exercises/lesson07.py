@@ -71,6 +71,11 @@ SWAPPED_ROWS_HINT = ("queries and keys/values are swapped: your output has one r
                      "k = memory @ w_k, v = memory @ w_v")
 
 
+QUERIES_FROM_MEMORY_HINT = ("your queries come from memory and your keys from x (q = memory @ w_q, "
+                            "k = x @ w_k), and the scores were taken as k qᵀ so that src_mask fits: "
+                            "each sequence went through the other one's projection. The decoder asks, "
+                            "the encoder answers: q = x @ w_q, then k = memory @ w_k and "
+                            "v = memory @ w_v, and the scores q kᵀ are (n_tgt × n_src)")
 MASK_DOES_NOT_FIT_HINT = ("src_mask[:, None, :] does not fit your scores: their last axis must run "
                           "over the source tokens (n_src), so the keys must come from the encoder. "
                           "Keys from x — queries and keys/values swapped, or keys and values from x "
@@ -122,11 +127,12 @@ CROSS_ATTENTION = Exercise(
         Mistake("padded source scores were set to 0, which still gets weight e^0 after the softmax; "
                 "fill them with float('-inf') so their weight is exactly 0",
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv), mask[:, None, :], fill=0.0)),
-        Mistake("your queries come from memory and your keys from x (q = memory @ w_q, k = x @ w_k): "
-                "the scores were taken as k qᵀ, so the output still has one row per target token, but "
-                "each sequence went through the other one's projection. The decoder asks, the encoder "
-                "answers: q = x @ w_q, k = memory @ w_k, v = memory @ w_v",
+        # q from memory, k from x, the scores taken as k qᵀ so that src_mask fits: with v from
+        # memory the output has the target's shape; with v from x the last product crashes.
+        Mistake(QUERIES_FROM_MEMORY_HINT,
                 lambda x, m, wq, wk, wv, mask: _attend(x @ wk, m @ wq, m @ wv, mask[:, None, :])),
+        Mistake(QUERIES_FROM_MEMORY_HINT,
+                lambda x, m, wq, wk, wv, mask: _attend(x @ wk, m @ wq, x @ wv, mask[:, None, :])),
         Mistake("your keys and values come from x, the decoder's own states: that is self-attention, "
                 "and the source is never read. In cross-attention only the queries come from the "
                 "decoder (q = x @ w_q); keys and values come from the encoder: k = memory @ w_k, "
