@@ -111,8 +111,8 @@ class LabServer:
 
     Per-user JupyterLab state (settings, workspaces, runtime files) goes to a
     temporary directory so the learner's own settings cannot change what the
-    test sees, and autosave is turned off there: the test opens the committed
-    notebooks themselves, and nothing may be written back to them.
+    test sees, and autosave is turned off there. So do the learner's workspace
+    (`course.py lab` makes it there and serves it: the server's root) and progress file.
 
     Use as a context manager; on exit the server (and its kernels) are shut down.
     """
@@ -127,6 +127,10 @@ class LabServer:
         self.proc: subprocess.Popen | None = None
         self._tmp = Path(tempfile.mkdtemp(prefix="course-lab-"))
         self.log_path = self._tmp / "server.log"
+        # The learner's workspace `course.py lab` makes and opens, and their progress file:
+        # the test's own, never a real learner's my-course/ or ~/.transformers-course.
+        self.workspace = self._tmp / "my-course"
+        self.progress_file = self._tmp / "progress.json"
 
     # -- URLs
     @property
@@ -138,7 +142,8 @@ class LabServer:
         return f"{self.base_url}{path}?{q}"
 
     def notebook_url(self, relpath: str) -> str:
-        """URL that opens ``relpath`` (relative to the server root) in a fresh workspace."""
+        """URL that opens ``relpath`` (relative to the server root: the learner's workspace)
+        in a fresh JupyterLab workspace (layout)."""
         return self.url("/lab/tree/" + quote(relpath), reset="")
 
     def api(self, path: str, method: str = "GET", timeout: float = 5.0):
@@ -168,6 +173,8 @@ class LabServer:
         env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
         env["JUPYTERLAB_WORKSPACES_DIR"] = str(self._tmp / "workspaces")
         env["JUPYTER_RUNTIME_DIR"] = str(self._tmp / "runtime")
+        env["COURSE_WORKSPACE"] = str(self.workspace)
+        env["COURSE_PROGRESS_FILE"] = str(self.progress_file)
         env.pop("JUPYTER_TOKEN", None)
         if not self.autosave:
             f = settings / "@jupyterlab" / "docmanager-extension" / "plugin.jupyterlab-settings"

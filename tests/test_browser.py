@@ -1,27 +1,28 @@
-"""The course in a real browser: JupyterLab (started by tools/lab.py, as `make lab`
-does) driven by headless Debian Chromium through playwright.
+"""The course in a real browser: JupyterLab started by `python course.py lab`, as the README
+says, driven by headless Debian Chromium through playwright.
 
-For each lesson in LESSONS: open the committed notebook and check that the saved
-widgets render before anything runs; then open the lesson's *student version* (what a
-class works in: solutions replaced by stubs), Run > Run All Cells, check every cell ran
-without an unexpected error and every exercise's check reported its stub ("not solved
-yet"), check that every bertviz view drew its SVG, move
-every slider of every `interactive` and check its plot changed (and, where OVERRIDES
-says so, hover a token of a bertviz head view and check where its darkest lines go), and
-check that the page shows no "Loading widget..." text, logged no error, and requested
-nothing outside 127.0.0.1 (such requests are also aborted in the browser: the network is off).
-Screenshots go to test-artifacts/browser/<stem>-{after-run,after-slider}.png.
+`course.py lab` makes the learner's workspace (a temporary one here) and serves it: what a
+learner opens. For each lesson in LESSONS: open the learner's copy and check, before anything
+runs, that the saved widgets render, that no solution code is there and no check shows ✅
+(the figures are); then Run > Run All Cells, check every cell ran without an unexpected
+error and every exercise's check reported its stub ("not solved yet"), check that every
+bertviz view drew its SVG, move every slider of every `interactive` and check its plot
+changed (and, where OVERRIDES says so, hover a token of a bertviz head view and check where
+its darkest lines go), and check that the page shows no "Loading widget..." text, logged no
+error, and requested nothing outside 127.0.0.1 (such requests are also aborted in the
+browser: the network is off). Screenshots go to test-artifacts/browser/<stem>-{after-run,
+after-slider}.png. test_learner_path goes on from there in lesson 00 as a newcomer would:
+types a right solution (✅), then reveals a solution on purpose (shown, and recorded).
 
 test_bertviz_views_survive_save_and_reload runs a copy of a lesson with bertviz views
-(under build/, so neither nbval nor the learner sees it), saves it from the UI,
+(in the test's workspace, so neither nbval nor the learner sees it), saves it from the UI,
 reloads the page and checks that the views draw again from the saved outputs alone.
 
-Running the student version here is also the suite's one run of it (on Linux, where this
-test runs; elsewhere tests/test_student.py executes the student versions with nbclient):
-the instructor versions are executed by nbval. The committed notebooks are opened in place
-and the student versions from STUDENT_DIR, a sibling of notebooks/ (relative links, assets
-and the kernel's working directory are exactly what a learner gets), with JupyterLab's
-autosave off and nothing ever saved; the test checks the lesson is byte-for-byte unchanged.
+Running the learner's copy here is also the suite's one run of the student version (on Linux,
+where this test runs; elsewhere tests/test_student.py executes the student versions with
+nbclient): the instructor versions are executed by nbval. Each lesson is opened once: the
+saved widgets are checked in the same copy that then runs. JupyterLab's autosave is off and
+nothing is saved; the committed lesson is checked to be byte-for-byte unchanged.
 
 Every lesson in notebooks/ is included; OVERRIDES raises a lesson's widget minimums.
 """
@@ -73,7 +74,6 @@ LESSONS = [
 ]
 
 RUN_ALL_TIMEOUT_MS = 180_000
-STUDENT_DIR = "browser-test-student"    # beside notebooks/: ../assets resolves as in student/
 WIDGET_UPDATE_TIMEOUT_MS = 30_000
 
 
@@ -84,20 +84,37 @@ def lab_server():
         yield server
 
 
-@pytest.fixture(scope="module")
-def student_versions():
-    """The student version of every lesson, in STUDENT_DIR (removed afterwards)."""
-    from course_lib.classroom.student import write_student_version
+def _solution_lines(lesson: Path) -> set[str]:
+    """The distinctive lines of a lesson's solution regions that it shows nowhere else."""
+    import nbformat
+    from course_lib.classroom.student import BEGIN, END
 
-    folder = bs.ROOT / STUDENT_DIR
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir()
-    for lesson in LESSONS:
-        write_student_version(bs.ROOT / lesson.notebook, folder / Path(lesson.notebook).name)
-    try:
-        yield STUDENT_DIR
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    inside_lines, outside_lines = set(), set()
+    for cell in nbformat.read(lesson, as_version=4).cells:
+        inside = False
+        for line in cell.source.splitlines():
+            if line.strip() in (BEGIN, END):
+                inside = line.strip() == BEGIN
+            else:
+                (inside_lines if inside else outside_lines).add(line.strip())
+    return {line for line in inside_lines - outside_lines
+            if len(line) > 12 and not line.startswith("#")}
+
+
+def _answers_in_sight(page, lesson: Path) -> list[str]:
+    """What a learner must not see before they run a check: a solution's line in the page's
+    code, or a ✅ in an output."""
+    text = page.evaluate("""() => {
+      const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+      const code = [...panel.querySelectorAll('.jp-CodeCell .cm-content')].map(e => e.innerText);
+      const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText);
+      return {code: code.join('\\n'), outputs: outs.join('\\n')};
+    }""")
+    seen = {line.strip() for line in text["code"].splitlines()}
+    found = [f"solution line in sight: {line!r}" for line in sorted(_solution_lines(lesson) & seen)]
+    if "✅" in text["outputs"]:
+        found.append("a ✅ is shown before any check ran")
+    return found
 
 
 def _n_stubs(nb_path: Path) -> int:
@@ -168,11 +185,11 @@ def _check_cells_ran(states: list[dict], cells: list[dict]) -> list[str]:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda l: l.stem)
-def test_lesson_in_browser(lesson: Lesson, lab_server, chromium, student_versions):
+def test_lesson_in_browser(lesson: Lesson, lab_server, chromium):
     nb_path = bs.ROOT / lesson.notebook
     assert nb_path.is_file(), f"{lesson.notebook} does not exist"
     original = nb_path.read_bytes()
-    student = f"{student_versions}/{nb_path.name}"
+    mine = lab_server.workspace / "notebooks" / nb_path.name      # the learner's copy
     for old in bs.ARTIFACTS.glob(f"{lesson.stem}-*.png"):   # no stale screenshots
         old.unlink()
 
@@ -180,29 +197,28 @@ def test_lesson_in_browser(lesson: Lesson, lab_server, chromium, student_version
     page = context.new_page()
     watcher = bs.PageWatcher().attach(page)
     try:
-        # 1. Committed with widget state: the widgets render before anything runs.
+        # 1. The learner's copy, before anything runs: the saved widgets and figures render,
+        # no solution code is in sight and no check says ✅.
+        bs.open_notebook(page, lab_server, f"notebooks/{nb_path.name}")
         if lesson.saved_widgets:
-            bs.open_notebook(page, lab_server, lesson.notebook)
             saved = bs.interact_widgets(page)
             saved.first.wait_for(timeout=30_000)
             assert saved.count() >= lesson.min_interacts
             bs.wait_widgets_rendered(page)
-            lab_server.shutdown_kernels()
-            # Opening the student version navigates away: a request of the first page still in
-            # flight (JupyterLab saving its workspace after a notebook opens) is aborted.
-            watcher.closing = True
+        assert page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img").count() >= 1, \
+            "no figure in sight before Run All"
+        in_sight = _answers_in_sight(page, nb_path)
+        assert not in_sight, "\n".join(in_sight)
 
-        # 2. The student version: Run > Run All Cells; every cell runs, no unexpected
-        # error, and each exercise's check says its stub is not solved yet.
-        bs.open_notebook(page, lab_server, student)
-        watcher.closing = False
+        # 2. Run > Run All Cells; every cell runs, no unexpected error, and each exercise's
+        # check says its stub is not solved yet.
         bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
         states = bs.code_cell_states(page)
-        problems = _check_cells_ran(states, _code_cells(bs.ROOT / student))
+        problems = _check_cells_ran(states, _code_cells(mine))
         assert not problems, "\n".join(problems)
         reported = sum(state["output"].count("not solved yet") for state in states)
-        assert reported >= _n_stubs(bs.ROOT / student), \
-            f"{reported} checks said 'not solved yet' for {_n_stubs(bs.ROOT / student)} stubs"
+        assert reported >= _n_stubs(mine), \
+            f"{reported} checks said 'not solved yet' for {_n_stubs(mine)} stubs"
 
         # The bertviz views (as many as the committed notebook shows) drew their SVG,
         # with the network off.
@@ -337,7 +353,7 @@ def _keyboard_walk(page, interacts, stem):
 
 # A lesson with a bertviz view that runs quickly (lesson 10: about 30 s).
 SAVE_RELOAD_LESSON = "notebooks/10_residual_stream_and_induction_heads.ipynb"
-SAVE_RELOAD_DIR = "build/browser-save-reload"   # not under testpaths: nbval never collects it
+SAVE_RELOAD_DIR = "browser-save-reload"   # in the test's own workspace: nbval never collects it
 
 
 @pytest.mark.timeout(300)
@@ -354,9 +370,9 @@ def test_bertviz_views_survive_save_and_reload(lab_server, chromium):
     src = bs.ROOT / SAVE_RELOAD_LESSON
     n_views = _bertviz_outputs(src)
     assert n_views >= 1, f"{SAVE_RELOAD_LESSON} shows no bertviz view"
-    folder = bs.ROOT / SAVE_RELOAD_DIR
+    folder = lab_server.workspace / SAVE_RELOAD_DIR
     rel = f"{SAVE_RELOAD_DIR}/{src.name}"
-    copy = bs.ROOT / rel
+    copy = lab_server.workspace / rel
     stem = "save-reload-" + src.stem
     for old in bs.ARTIFACTS.glob(f"{stem}-*.png"):
         old.unlink()
@@ -471,4 +487,65 @@ def test_bertviz_views_fit_beside_the_file_browser(lesson: Lesson, lab_server, c
         context.close()
         lab_server.shutdown_kernels()
         assert nb_path.read_bytes() == original, f"{lesson.notebook} was modified"
+    assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())
+
+
+@pytest.mark.timeout(300)
+def test_learner_path(lab_server, chromium):
+    """A newcomer's first minutes (issue 36): `course.py lab` opens the workspace at lesson 00;
+    the file browser holds the lessons and what they show, nothing else; Run All leaves each
+    check at "not solved yet"; typing a right solution gives ✅; a solution shown on purpose
+    (show_solution) is shown and recorded, and the progress tells it apart."""
+    listing = lab_server.api("/api/contents/")[1]
+    assert sorted(item["name"] for item in listing["content"]) == ["assets", "notebooks"], listing
+    context = chromium.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    watcher = bs.PageWatcher().attach(page)
+    try:
+        # Where `course.py lab` points the learner's browser (lab.py passes the lesson to open).
+        assert lab_server.command()[:3] == [bs.sys.executable, str(bs.COURSE), "lab"]
+        bs.open_notebook(page, lab_server, "notebooks/00_start_here.ipynb")
+        bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
+        outputs = "\n".join(state["output"] for state in bs.code_cell_states(page))
+        assert "⏳ center_rows: not solved yet" in outputs and "✅" not in outputs
+
+        # Typing a right solution into the exercise's cell, then running it and its check.
+        panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        exercise = panel.locator(".jp-CodeCell").filter(has_text='raise NotImplementedError("center_rows')
+        exercise.scroll_into_view_if_needed()
+        exercise.locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text('def center_rows(x):\n'
+                                  '    "x: (n, d) -> (n, d), every row minus its own mean."\n'
+                                  '    return x - x.mean(dim=1, keepdim=True)')
+        page.keyboard.press("Shift+Enter")          # runs it, moves to the check
+        bs.wait_kernel_idle(page)
+        page.keyboard.press("Shift+Enter")          # runs the check
+        check = panel.locator(".jp-CodeCell").filter(has_text="check_center_rows(center_rows)").first
+        check.locator(".jp-OutputArea-output").filter(has_text="✅").wait_for(timeout=30_000)
+
+        # A solution, on purpose: a new cell below.
+        page.keyboard.press("Escape")
+        page.keyboard.press("b")
+        page.keyboard.press("Enter")
+        page.keyboard.insert_text('from course_lib.exercises import show_solution\nshow_solution("0.1")')
+        page.keyboard.press("Shift+Enter")
+        shown = panel.locator(".jp-OutputArea-output").filter(has_text="Solution to exercise 0.1")
+        shown.first.wait_for(timeout=30_000)
+        assert "keepdim" in shown.first.inner_text()
+        bs.screenshot(page, "00_start_here-learner-path")
+    except BaseException:
+        try:
+            bs.screenshot(page, "learner-path-failure")
+        except Exception:
+            pass
+        print("---- JupyterLab log (tail) ----\n" + lab_server.log_tail(60))
+        raise
+    finally:
+        watcher.closing = True
+        context.close()
+        lab_server.shutdown_kernels()
+    progress = json.loads(lab_server.progress_file.read_text(encoding="utf-8"))
+    entry = progress["center_rows"]
+    assert entry["solved"] and entry["solution_seen"] >= entry["solved_time"], entry
     assert not watcher.problems(), "the page reported errors:\n" + "\n".join(watcher.problems())

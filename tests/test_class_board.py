@@ -61,6 +61,13 @@ def test_the_last_check_decides_and_a_stub_is_not_yet():
     assert board._cell({"last": "todo", "attempts": 2}) == (board.WAITING, 0)
     assert board._cell({"last": "todo", "attempts": 4, "solved": True}) == (board.SOLVED, 4)
     assert board._cell(None) == (board.WAITING, 0)
+    # show_solution() before the first correct check, or after it (issue 36).
+    helped = {"last": "ok", "attempts": 2, "solved": True, "solved_time": 20.0, "solution_seen": 10.0}
+    assert board._cell(helped) == (board.HELPED, 2)
+    assert board._cell(dict(helped, solution_seen=30.0)) == (board.SOLVED, 2)
+    assert board._cell({"last": "todo", "attempts": 0, "solution_seen": 5.0}) == (board.WAITING, 0)
+    html_cell = board._cell_html(board.HELPED, 2)
+    assert "solved after seeing the solution, 2 checks" in html_cell and 'class="c helped"' in html_cell
 
 
 def test_lesson_filter_and_damaged_records(tmp_path):

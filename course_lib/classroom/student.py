@@ -245,7 +245,10 @@ def main(argv=None) -> int:
     r = sub.add_parser("reset", help="restore a lesson (or one exercise) to its fresh state")
     r.add_argument("notebook", help="the student's notebook")
     r.add_argument("--exercise", help="reset only this exercise's cell")
-    r.add_argument("--source", default="notebooks", help="the instructor lessons")
+    # The course's own lessons wherever the command runs (a learner's terminal opens in
+    # my-course/, whose notebooks/ are their copies, not the source).
+    r.add_argument("--source", default=str(Path(__file__).resolve().parents[2] / "notebooks"),
+                   help="the instructor lessons (default: the course's notebooks/)")
     args = p.parse_args(argv)
     try:
         if args.cmd == "build":

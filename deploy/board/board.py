@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Marks every font has (a projector's browser may have no emoji font), with a colour each.
-SOLVED, WRONG, WAITING = "✓", "✗", "·"
-_CLASS = {SOLVED: "ok", WRONG: "wrong", WAITING: "wait"}
+SOLVED, HELPED, WRONG, WAITING = "✓", "✓*", "✗", "·"
+_CLASS = {SOLVED: "ok", HELPED: "helped", WRONG: "wrong", WAITING: "wait"}
 # What each mark means, in words: read by a screen reader, never only a colour.
-_WORDS = {SOLVED: "solved", WRONG: "last check wrong", WAITING: "not yet"}
+_WORDS = {SOLVED: "solved", HELPED: "solved after seeing the solution", WRONG: "last check wrong",
+          WAITING: "not yet"}
 
 
 # Who is stuck: the last check was wrong and STUCK_FAILS wrong checks of that exercise
@@ -71,11 +72,14 @@ def _cell(entry: dict | None) -> tuple[str, int]:
     """(icon, checks run): the last check decides; a stub checked ("todo") is not yet."""
     entry = entry or {}
     last, attempts = entry.get("last"), int(entry.get("attempts", 0))
+    # show_solution() before the first correct check (course_lib.classroom.records.state).
+    seen, solved_at = entry.get("solution_seen"), entry.get("solved_time")
+    solved = HELPED if seen is not None and solved_at is not None and seen <= solved_at else SOLVED
     if last == "ok":
-        return SOLVED, attempts
+        return solved, attempts
     if last in ("wrong", "crashed"):
         return WRONG, attempts
-    return (SOLVED, attempts) if entry.get("solved") else (WAITING, 0)
+    return (solved, attempts) if entry.get("solved") else (WAITING, 0)
 
 
 def _stuck(entry: dict, now: float):
@@ -225,7 +229,7 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
 <title>Class board</title>
 <style>body{{font:14px system-ui,sans-serif;margin:1em}}table{{border-collapse:collapse}}
 th,td{{border:1px solid #767676;padding:2px 6px}}td.c{{text-align:center;font-weight:bold}}
-small{{color:#333;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.wrong{{background:#f6c6c6}}
+small{{color:#333;margin-left:2px;font-weight:normal}}.ok{{background:#c8f0c8}}.helped{{background:#dde8f6}}.wrong{{background:#f6c6c6}}
 .wait{{color:#555}}.sr{{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}}
 td.stuck{{background:#fde2c8}}td.status,td.ago{{font-size:90%;white-space:nowrap}}
 thead th{{font-weight:normal}}thead th.x{{writing-mode:vertical-rl;transform:rotate(180deg)}}.warn{{color:#a00}}</style>
@@ -242,6 +246,7 @@ thead th{{font-weight:normal}}thead th.x{{writing-mode:vertical-rl;transform:rot
 }})();
 </script>
 <p>{len(board.students)} students, <strong>{n_stuck} stuck</strong> · <span class="ok">{SOLVED} solved</span> ·
+<span class="helped">{HELPED} solved after seeing the solution</span> ·
 <span class="wrong">{WRONG} last check wrong</span> · {WAITING} not yet
 (small number: checks run) · {order}</p>
 <p><b>Stuck</b> means: the last check of an exercise was wrong, and {STUCK_FAILS} or more of its
