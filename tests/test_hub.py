@@ -231,9 +231,12 @@ def test_hub_serves_lesson_00_to_two_students_at_once(hub):
     for user, run in runs.items():
         assert run.completed and run.cells > 3, run
 
-    # Each student's own copy, trusted; bob's earlier edits kept, with one log line.
+    # Each student's own copy (the student version: the class default), trusted; bob's
+    # earlier edits kept, with one log line.
+    from course_lib.classroom.workspace import learner_notebook
     home = hub.homes
-    assert (home / "alice" / LESSON00).read_bytes() == (ROOT / LESSON00).read_bytes()
+    handed_out = nbformat.writes(learner_notebook(nbformat.read(ROOT / LESSON00, as_version=4))) + "\n"
+    assert (home / "alice" / LESSON00).read_bytes() == handed_out.encode("utf-8")
     assert (home / "bob" / LESSON00).read_bytes() == hub.bob_lesson_bytes
     assert "bob: notebooks/00_start_here.ipynb kept — it holds the student's own edits" \
         in hub.log_tail(10**7)
