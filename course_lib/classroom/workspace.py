@@ -68,12 +68,14 @@ def learner_notebook(nb: nbformat.NotebookNode, where: str = "notebook") -> nbfo
         if cell.cell_type != "code":
             continue
         exercise = BEGIN in cell.source
+        graded = HIDDEN_BEGIN in cell.source or HIDDEN_END in cell.source
         if exercise:
             cell.source = strip_solutions(cell.source, f"{where}, cell {i}")
-        if HIDDEN_BEGIN in cell.source or HIDDEN_END in cell.source:
+        if graded:
             cell.source = strip_hidden_tests(cell.source, f"{where}, cell {i}")
-        if exercise or is_check_cell(cell):
-            # An exercise's own cell prints nothing worth keeping; its check said ✅.
+        if exercise or graded or is_check_cell(cell):
+            # An exercise's own cell prints nothing worth keeping; its check said ✅; nbgrader's
+            # graded cell is a comment in the learner's copy (no run count either).
             cell.outputs = []
             cell.execution_count = None
             cell.metadata.pop("execution", None)
