@@ -6,6 +6,9 @@ Every exported page must have 0 axe-core violations of the rules tagged wcag2a, 
 wcag21a, wcag21aa, one `h1` and no skipped heading level, a language, an `alt` on every
 picture that is not nbconvert's placeholder, and must reflow at 320 CSS px (WCAG 1.4.10:
 nothing but code and wide figures, which scroll in their own box, wider than the page).
+What a screen reader is handed is read from Chromium's own accessibility tree: no
+mathematical-italic letter (U+1D400–U+1D7FF, which espeak-ng spells "letter 1 D 4 5 1"),
+and every heading with a formula named in words.
 Planted pages check that the audit fails where it should: an image without `alt`, an
 unnamed slider. Results go to test-artifacts/accessibility/.
 """
@@ -50,11 +53,24 @@ def _record(name, violations):
 
 
 _STRUCTURE = """() => {
-  const levels = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')]
-      .filter(h => !h.closest('.jp-OutputArea, [data-bertviz-view]')).map(h => +h.tagName[1]);
+  const headings = [...document.querySelectorAll('h1,h2,h3,h4,h5,h6')];
+  const levels = headings.filter(h => !h.closest('.jp-OutputArea, [data-bertviz-view]')).map(h => +h.tagName[1]);
   const imgs = [...document.querySelectorAll('img')].map(i => i.getAttribute('alt'));
-  return {levels, imgs, lang: document.documentElement.lang};
+  const mathHeadings = headings.filter(h => h.querySelector('.MathJax, .MathJax_Display'))
+      .filter(h => !h.getAttribute('aria-label')).map(h => h.textContent.slice(0, 60));
+  return {levels, imgs, lang: document.documentElement.lang, mathHeadings};
 }"""
+
+
+def _math_italics(page) -> list[str]:
+    """Mathematical-italic letters in Chromium's accessibility tree of `page` (names and values)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        cdp.detach()
+    text = "".join(str(n.get(k, {}).get("value", "")) for n in nodes if not n.get("ignored") for k in ("name", "value"))
+    return re.findall("[\U0001D400-\U0001D7FF]", text)
 
 # What may be wider than a 320 px page at WCAG 1.4.10: code and figures, in boxes that scroll.
 _TOO_WIDE = """() => {
@@ -90,6 +106,12 @@ def test_exported_pages_and_index_pass_axe(pages, browser):
             problems.append(f"{path.name}: headings {levels[:12]}… (one h1, no level skipped)")
         if not found["lang"]:
             problems.append(f"{path.name}: no lang on <html>")
+        if found["mathHeadings"]:
+            problems.append(f"{path.name}: headings with a formula and no words: {found['mathHeadings']}")
+        italics = _math_italics(page)
+        if italics:
+            problems.append(f"{path.name}: {len(italics)} mathematical-italic letters handed to a screen "
+                            f"reader, e.g. {''.join(italics[:8])}")
         bad_alt = [a for a in found["imgs"] if not a or PLACEHOLDER in a]
         if bad_alt:
             problems.append(f"{path.name}: {len(bad_alt)} of {len(found['imgs'])} images without a description")
