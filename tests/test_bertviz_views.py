@@ -161,11 +161,20 @@ def test_the_head_view_says_its_strongest_links_for_the_layer_and_head_it_opens_
 
 
 def test_masked_weights_are_not_links_and_repeated_tokens_get_their_position():
-    attn = [torch.tensor([[[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]]])]
+    attn = [torch.tensor([[[[1.0, 0.0, 0.0], [0.6, 0.4, 0.0], [0.2, 0.3, 0.5]]]])]
     v = show("head", attn, tokens=["the", "cat", "the"])
     rows = _table_rows(v.data)
     assert rows["the (0)"] == ["the (0) 1.00", ""]      # the future (weight 0) is no link
     assert rows["the (2)"] == ["the (2) 0.50", "cat 0.30"]
+    # the first row's 1.00 is the mask's doing, not the model's: not among the strongest links
+    assert "Strongest links — cat → the (0) 0.60, the (2) → the (2) 0.50, cat → cat 0.40." in v.text
+
+
+def test_byte_level_pieces_are_named_without_their_leading_space():
+    attn = [torch.tensor([[[[0.5, 0.5], [0.9, 0.1]]]])]
+    v = show("head", attn, tokens=["The", " animal"])
+    assert "Strongest links — animal → The 0.90" in v.text and "\n  animal: The 0.90, animal 0.10" in v.text
+    assert "  animal" not in v.text.replace("\n  animal:", "")
 
 
 def test_every_kind_of_an_encoder_decoder_is_described():

@@ -41,8 +41,10 @@ class TextAlternative:
 
 
 def _labels(tokens):
-    """Labels a reader can tell apart: a token that occurs twice gets its position."""
-    return [f"{t} ({i})" if tokens.count(t) > 1 else t for i, t in enumerate(tokens)]
+    """Labels a reader can tell apart: a token that occurs twice gets its position. Pieces
+    of a byte-level BPE keep their leading space in bertviz; here it is dropped."""
+    shown = [t.strip() or repr(t) for t in tokens]
+    return [f"{t} ({i})" if shown.count(t) > 1 else t for i, t in enumerate(shown)]
 
 
 def _heads_phrase(heads, n_heads):
@@ -54,7 +56,12 @@ def _heads_phrase(heads, n_heads):
 
 
 def _links(weights, rows, cols, top):
-    """(weight, row label, col label) of the `top` largest weights of a (n_q, n_k) map."""
+    """(weight, row label, col label) of the `top` largest weights of a (n_q, n_k) map.
+
+    A row with a single key to look at (the first token of causal attention: weight 1 on
+    itself, by the mask) says nothing about the model and is left out."""
+    weights = weights.clone()
+    weights[(weights >= 0.005).sum(dim=1) <= 1] = 0
     flat = weights.flatten()
     k = min(top, flat.numel())
     values, index = flat.topk(k)
