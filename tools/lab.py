@@ -35,9 +35,13 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
 
 
 # JupyterLab settings every learner wants: no "get notified about Jupyter news?"
-# pop-up (the course is used offline and in class, projected).
+# pop-up (the course is used offline and in class, projected); every cell of a lesson in the
+# page (windowing off): JupyterLab 4.6's default, "contentVisibility", leaves far cells to be
+# drawn when scrolled to, and a screen reader's heading and find keys, which walk the
+# page, must reach every explorer (issue 37; the route is in lesson 00, section 3).
 SETTINGS_OVERRIDES = {
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
 }
 
 

@@ -34,6 +34,7 @@ import matplotlib.pyplot as plt
 
 from ..viz.describe import description
 from ..viz.live import is_rendered
+from . import _spoken
 from ._caption import FigureCaption
 from ._look_ahead import CELLS, Pictures, neighbours, png_size, with_serial
 
@@ -124,7 +125,7 @@ class LiveFigure(W.VBox):
 
     LOOK_AHEAD_AFTER_S = 0.15   # the controls and the cells this still: the learner pauses
 
-    def __init__(self, draw, controls, streams=False, threaded=None, look_ahead=None):
+    def __init__(self, draw, controls, streams=False, threaded=None, look_ahead=None, title=None):
         self._viz, self._streams = draw, streams
         self._controls = dict(controls)
         self._threaded = _in_kernel() if threaded is None else threaded
@@ -136,7 +137,7 @@ class LiveFigure(W.VBox):
         self._pictures = Pictures() if look_ahead else None
         self._ahead, self._touched, self._direction, self._changed_at = [], None, 1, 0.0
         self.image = W.Image(format="png", layout=W.Layout(max_width="100%", height="auto", align_self="flex-start"))
-        self.caption = FigureCaption()
+        self.caption = FigureCaption(title=title or _title(controls))
         self.status = W.HTML()
         super().__init__(list(self._controls.values()) + [self.image, self.caption, self.status])
         self.add_class("widget-interact")
@@ -174,6 +175,14 @@ class LiveFigure(W.VBox):
                 self._pictures.clear()
                 self._ahead = []
         self._on_change(None)
+
+    def _lead(self, values):
+        """What changed, as the caption says it first ("d_k 128"); "" before any change."""
+        control = self._controls.get(self._touched)
+        if control is None:
+            return ""
+        value = (values or {}).get(self._touched, control.value)
+        return _spoken.lead(control, value)
 
     def _up_to_date(self):
         return self._shown == self._wanted and self._final
@@ -228,7 +237,7 @@ class LiveFigure(W.VBox):
         self._shown_size = png_size(png)
         self.image.value = with_serial(png, self._serial)
         if text and (final or not self.caption.text):   # a partial answer: said once it is final
-            self.caption.text = text
+            self.caption.show(text, self._lead(values))
         self._shown, self._final = version, final
         if final and values is not None and self._pictures is not None:
             with self._lock:            # what to draw ahead from here
@@ -372,15 +381,22 @@ def _stop_workers(timeout=5.0):
         widget._stop(timeout)
 
 
-def live_figure(viz_fn, streams=False, threaded=None, look_ahead=None, **controls):
+def _title(controls) -> str:
+    """An explorer's heading when none is given: "Explorer: " and what its controls set."""
+    names = [(getattr(c, "description", "") or name).strip() for name, c in dict(controls).items()]
+    return "Explorer: " + ", ".join(n for n in names if n)
+
+
+def live_figure(viz_fn, streams=False, threaded=None, look_ahead=None, title=None, **controls):
     """The controls, then the figure `viz_fn(**values)` draws, kept up to date.
 
     viz_fn returns a matplotlib Figure (or, with streams=True, is called as
     viz_fn(show, **values), see `LiveFigure`); it must depend on the values only (the
     pictures drawn ahead are kept: call the widget's `update()` when something else
-    changed). Returns the `LiveFigure` widget.
+    changed). `title`: its heading (default: "Explorer: " and its controls' labels).
+    Returns the `LiveFigure` widget.
     """
-    return LiveFigure(viz_fn, controls, streams=streams, threaded=threaded, look_ahead=look_ahead)
+    return LiveFigure(viz_fn, controls, streams=streams, threaded=threaded, look_ahead=look_ahead, title=title)
 
 
 def show_figure(viz_fn):

@@ -1,0 +1,225 @@
+"""A real screen reader for the tests: Orca reading Chromium on a virtual display.
+
+`ScreenReader` starts, in a temporary home of its own: a D-Bus session bus, Xvfb, openbox
+(keyboard focus follows the one window), the AT-SPI bus launcher and registry with
+`org.a11y.Status` IsEnabled/ScreenReaderEnabled set, and Orca with `--debug-file`, whose
+lines "SPEECH DISPATCHER: Speaking '…'" are the transcript: the text Orca sends to
+speech-dispatcher. There is no sound card, so speech-dispatcher is given
+`AudioOutputMethod "libao"` and libao `default_driver=null` (its default "pulse" output
+makes Orca hang after "Loading. Please wait."). `chromium_app(url)` opens a URL in an app
+window of Debian's Chromium with `--force-renderer-accessibility`, the way a learner's
+browser opens it (the page has the keyboard focus), and connects playwright to it over
+CDP to look at the page (never to press keys: keys go through X with xdotool, as a
+learner's do, so Orca hears them).
+
+Orca is slow on a busy 2-core machine (1-5 s per key): `press` waits until Orca has said
+something and then been quiet for `quiet` seconds, or `timeout` seconds.
+
+Debian packages (apt-get install): see PACKAGES; `require()` skips with that line when one
+is missing (fails instead when COURSE_REQUIRE_SCREEN_READER=1).
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+PACKAGES = ("xvfb orca at-spi2-core dbus-x11 speech-dispatcher speech-dispatcher-espeak-ng espeak-ng "
+            "xdotool python3-pyatspi gir1.2-atspi-2.0 libatk-adaptor openbox")
+INSTALL = f"apt-get install -y --no-install-recommends {PACKAGES}"
+BINARIES = ("Xvfb", "orca", "xdotool", "openbox", "dbus-daemon", "gdbus", "speech-dispatcher")
+LIBEXEC = ("/usr/libexec/at-spi-bus-launcher", "/usr/libexec/at-spi2-registryd")
+MATH_ITALIC = re.compile("[\U0001D400-\U0001D7FF]")
+
+_SPOKEN = re.compile(r"SPEECH DISPATCHER: Speaking '(.*)'\s*$")
+
+
+def missing() -> list[str]:
+    """What of the screen-reader stack is not installed here."""
+    gone = [b for b in BINARIES if shutil.which(b) is None]
+    gone += [p for p in LIBEXEC if not os.access(p, os.X_OK)]
+    return gone
+
+
+def require() -> None:
+    """Skip (or, with COURSE_REQUIRE_SCREEN_READER=1, fail) when the stack is missing."""
+    gone = missing()
+    if not gone:
+        return
+    msg = f"the screen-reader test needs {', '.join(gone)}: on Debian/Ubuntu, as root: {INSTALL}"
+    if os.environ.get("COURSE_REQUIRE_SCREEN_READER") == "1":
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+def _free_display() -> int:
+    for n in range(90, 190):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return n
+    raise RuntimeError("no free X display number between :90 and :189")
+
+
+def utterances_of(log_text: str) -> list[str]:
+    """The texts Orca spoke, in order (its SSML marks dropped)."""
+    out = []
+    for line in log_text.splitlines():
+        m = _SPOKEN.search(line)
+        if m:
+            text = html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
+            if text:
+                out.append(text)
+    return out
+
+
+class ScreenReader:
+    """Orca on a virtual display (see the module doc). Use as a context manager."""
+
+    def __init__(self, width: int = 1366, height: int = 768):
+        self.size = (width, height)
+        self.tmp = Path(tempfile.mkdtemp(prefix="course-orca-"))
+        self.log = self.tmp / "orca-debug.log"
+        self.display = f":{_free_display()}"
+        self._procs: list[subprocess.Popen] = []
+        self._mark = 0
+        self.env: dict[str, str] = {}
+
+    # -- set-up
+    def _home(self) -> dict[str, str]:
+        home = self.tmp / "home"
+        config = home / ".config"
+        config.mkdir(parents=True)
+        runtime = self.tmp / "run"
+        runtime.mkdir(mode=0o700)
+        speechd = config / "speech-dispatcher"
+        shutil.copytree("/etc/speech-dispatcher", speechd)
+        conf = speechd / "speechd.conf"
+        conf.write_text(conf.read_text(encoding="utf-8")
+                        + '\nAudioOutputMethod "libao"\nDefaultModule espeak-ng\n', encoding="utf-8")
+        (home / ".libao").write_text("default_driver=null\n", encoding="utf-8")
+        keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
+        return dict(keep, HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(runtime),
+                    XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
+                    DISPLAY=self.display, LANG=os.environ.get("LANG", "C.UTF-8"))
+
+    def _start(self, cmd, **kw) -> subprocess.Popen:
+        p = subprocess.Popen(cmd, env=self.env, stdin=subprocess.DEVNULL,
+                             stdout=kw.pop("stdout", subprocess.DEVNULL), stderr=subprocess.STDOUT,
+                             start_new_session=True, **kw)
+        self._procs.append(p)
+        return p
+
+    def start(self) -> "ScreenReader":
+        self.env = self._home()
+        bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], env=self.env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, start_new_session=True)
+        self._procs.append(bus)
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = bus.stdout.readline().strip()
+        self._start(["Xvfb", self.display, "-screen", "0", f"{self.size[0]}x{self.size[1]}x24", "-nolisten", "tcp"])
+        self._wait(lambda: Path(f"/tmp/.X11-unix/X{self.display[1:]}").exists(), 15, "Xvfb")
+        self._start(["openbox"])
+        self._start([LIBEXEC[0], "--launch-immediately"])
+        self._wait(self._a11y_bus_up, 15, "the AT-SPI bus")
+        for prop in ("IsEnabled", "ScreenReaderEnabled"):
+            subprocess.run(["gdbus", "call", "--session", "--dest", "org.a11y.Bus", "--object-path",
+                            "/org/a11y/bus", "--method", "org.freedesktop.DBus.Properties.Set",
+                            "org.a11y.Status", prop, "<true>"], env=self.env, check=True,
+                           capture_output=True, timeout=15)
+        self._start([LIBEXEC[1]])
+        self._start(["orca", "--replace", f"--debug-file={self.log}"], stdout=open(self.tmp / "orca.out", "wb"))
+        self._wait(lambda: self.transcript(), 60, "Orca's first words")
+        return self
+
+    def _a11y_bus_up(self) -> bool:
+        r = subprocess.run(["gdbus", "call", "--session", "--dest", "org.a11y.Bus", "--object-path",
+                            "/org/a11y/bus", "--method", "org.a11y.Bus.GetAddress"],
+                           env=self.env, capture_output=True, timeout=10)
+        return r.returncode == 0
+
+    @staticmethod
+    def _wait(ready, seconds, what) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{what} did not come up within {seconds} s")
+
+    def stop(self) -> None:
+        for p in reversed(self._procs):
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in reversed(self._procs):
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> "ScreenReader":
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- what Orca said
+    def transcript(self) -> list[str]:
+        try:
+            return utterances_of(self.log.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            return []
+
+    def said(self) -> list[str]:
+        """What Orca said since the last call."""
+        words = self.transcript()
+        new, self._mark = words[self._mark:], len(words)
+        return new
+
+    def settle(self, quiet: float = 1.5, timeout: float = 12.0, first: float | None = None) -> list[str]:
+        """Wait until Orca said something and was then quiet for `quiet` s (or `timeout` s
+        passed; `first`: give up after that many seconds of silence); returns what it said."""
+        start = time.monotonic()
+        count, changed = len(self.transcript()), None
+        while time.monotonic() - start < timeout:
+            time.sleep(0.25)
+            n = len(self.transcript())
+            if n != count:
+                count, changed = n, time.monotonic()
+            elif changed is not None and time.monotonic() - changed >= quiet:
+                break
+            elif changed is None and first is not None and time.monotonic() - start >= first:
+                break
+        return self.said()
+
+    # -- keys, through X as a learner's
+    def press(self, key: str, quiet: float = 1.5, timeout: float = 12.0, first: float | None = 6.0) -> list[str]:
+        """Press `key` (xdotool's names: Tab, shift+Tab, Right, Insert+a) and return what
+        Orca said about it."""
+        self.said()
+        subprocess.run(["xdotool", "key", "--clearmodifiers", key], env=self.env, check=True, timeout=15)
+        return self.settle(quiet, timeout, first)
+
+    # -- the browser
+    def chromium_app(self, url: str, chromium: str, args, debug_port: int) -> subprocess.Popen:
+        """Chromium showing `url` in an app window (no toolbar: the page has the focus)."""
+        return self._start([chromium, *args, "--force-renderer-accessibility", f"--user-data-dir={self.tmp / 'chromium'}",
+                            f"--remote-debugging-port={debug_port}", "--window-position=0,0",
+                            f"--window-size={self.size[0]},{self.size[1]}", f"--app={url}"])

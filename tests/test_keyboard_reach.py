@@ -1,0 +1,178 @@
+"""From page load to each lesson's first explorer by keyboard alone (issue 37.3, 37.4).
+
+A learner opens a lesson in the course's JupyterLab (`course.py lab`: every cell in the page,
+tools/lab.py's windowing override). JupyterLab puts the focus on the lesson's first cell;
+from there Tab goes through the first cell's two toolbar buttons, then every disclosure
+("The data of this figure") of the figures above, to the first explorer's first control.
+REACH states, per lesson, how many Tab presses that takes (lesson 00, section 3 and the
+README say it); the test presses Tab from page load and fails when the control is not
+reached within that many.
+
+Before anything runs, the explorer is the one saved in the lesson: no kernel is behind it.
+It says so — in text, and on the control (`aria-disabled`, described by "Not live — run
+this cell (Shift+Enter) …") — and an arrow key does not move it. Ctrl+Enter then runs the
+cell (the focus stays on it) and Tab reaches the live control again: that is checked on
+lesson 02 here and, with Orca, in tests/test_screen_reader.py.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import browser_support as bs
+from course_lib.widgets._caption import NOT_LIVE
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Tab presses from page load to the first explorer's first control, per lesson (measured:
+# 2 toolbar buttons of the first cell, each figure disclosure above it, then the control;
+# lesson 09's bertviz views above its explorer bring their own controls).
+REACH = {
+    "00_start_here": 3,
+    "01_why_not_rnns": 3,
+    "02_attention": 4,
+    "03_positional_encodings": 4,
+    "04_multi_head_attention": 5,
+    "05_transformer_block": 3,
+    "06_masking_and_decoders": 6,
+    "07_cross_attention_encoder_decoder": 3,
+    "08_training_a_translator": 3,
+    "09_transformer_families": 13,
+    "10_residual_stream_and_induction_heads": 4,
+    "11_a_real_llm": 7,
+}
+LESSONS = sorted(p.stem for p in (bs.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+# Where the focus is: inside which explorer (its index on the page), and whether it is that
+# explorer's first control.
+_WHERE = """() => {
+  const e = document.activeElement;
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const boxes = [...panel.querySelectorAll('.course-live')];
+  const box = e && e.closest('.course-live');
+  if (!box) return {explorer: -1, tag: e ? e.tagName : ''};
+  const controls = [...box.querySelectorAll('[role=slider], select, input, textarea, button')]
+    .filter(c => !c.closest('.course-caption-box, .course-live-head'));
+  return {explorer: boxes.indexOf(box), first: controls[0] === e, tag: e.tagName,
+          label: e.getAttribute('aria-label') || (e.labels && e.labels[0] ? e.labels[0].textContent : ''),
+          disabled: e.getAttribute('aria-disabled'), describedby: e.getAttribute('aria-describedby'),
+          valuetext: e.getAttribute('aria-valuetext'), value: 'value' in e ? e.value : null,
+          note: (box.querySelector('.course-live-note') || {}).textContent || '',
+          heading: (box.querySelector('.course-live-head h4') || {}).textContent || ''};
+}"""
+
+
+def tab_to_first_explorer(page, limit: int) -> tuple[int | None, dict]:
+    """Press Tab up to `limit` times; (presses, where) once the focus is on the first
+    explorer's first control, else (None, where the focus ended)."""
+    where = {}
+    for n in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        where = page.evaluate(_WHERE)
+        if where.get("explorer") == 0 and where.get("first"):
+            return n, where
+    return None, where
+
+
+def saved_esm_is_current(nb_path: Path) -> bool:
+    """Whether the lesson's saved widgets carry the caption code of this checkout."""
+    nb = json.loads(nb_path.read_text(encoding="utf-8"))
+    state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return any(NOT_LIVE in str(m.get("state", {}).get("_esm", "")) for m in state.get("state", {}).values())
+
+
+@pytest.fixture(scope="module")
+def lab_server():
+    bs.require_chromium()
+    with bs.LabServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with bs.chromium_browser() as browser:
+        yield browser
+
+
+def test_every_lesson_has_a_stated_route():
+    assert sorted(REACH) == LESSONS, "a lesson without a stated number of Tab presses (or one too many)"
+    assert max(REACH.values()) <= 13
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("stem", LESSONS)
+def test_first_explorer_is_reached_from_page_load(stem, lab_server, chromium):
+    context = chromium.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    try:
+        bs.open_notebook(page, lab_server, f"notebooks/{stem}.ipynb")
+        bs.wait_widgets_rendered(page)
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(500)
+        presses, where = tab_to_first_explorer(page, REACH[stem])
+        assert presses is not None, \
+            f"{stem}: {REACH[stem]} Tab presses from page load end at {where}, not the first explorer's first control"
+        if not saved_esm_is_current(bs.ROOT / "notebooks" / f"{stem}.ipynb"):
+            pytest.xfail(f"{stem}'s saved widgets predate the 'not live' notice: re-execute the lesson "
+                         f"(python3 course.py execute notebooks/{stem}.ipynb)")
+        # Saved, not live: it says so, and an arrow does not move it.
+        page.wait_for_function("() => document.activeElement.getAttribute('aria-disabled') === 'true'",
+                               timeout=10_000)
+        where = page.evaluate(_WHERE)
+        assert where["note"] == NOT_LIVE and where["describedby"], where
+        assert where["heading"].startswith("Explorer"), where
+        before = where["valuetext"] or where["value"]
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowDown")
+        page.wait_for_timeout(300)
+        after = page.evaluate(_WHERE)
+        assert (after["valuetext"] or after["value"]) == before and after["explorer"] == 0, (before, after)
+    finally:
+        context.close()
+        lab_server.shutdown_kernels()
+
+
+@pytest.mark.timeout(180)
+def test_run_the_cell_and_the_control_is_live(lab_server, chromium):
+    """Lesson 02: reached not live, Ctrl+Enter runs its cell (focus on the cell), Tab
+    reaches the control again — live now: an arrow moves it and its value text follows,
+    the readout is out of the Tab order and hidden, and Down in the explorer's drop-down
+    changes the token, not the notebook's cell."""
+    context = chromium.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    try:
+        bs.open_notebook(page, lab_server, "notebooks/02_attention.ipynb")
+        bs.wait_widgets_rendered(page)
+        presses, where = tab_to_first_explorer(page, REACH["02_attention"])
+        assert presses is not None, where
+        page.keyboard.press("Control+Enter")
+        bs.wait_kernel_idle(page)
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)
+        presses, where = tab_to_first_explorer(page, RUN_THEN_TAB)
+        assert presses is not None, f"after Ctrl+Enter, {RUN_THEN_TAB} Tabs end at {where}"
+        page.wait_for_timeout(3500)                 # the kernel answered: live
+        where = page.evaluate(_WHERE)
+        assert where["disabled"] is None and where["note"] == "", where
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.activeElement.getAttribute('aria-valuetext') === 'd_k 128'",
+                               timeout=10_000)
+        box = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first
+        readout = box.locator(".widget-readout").first
+        assert readout.get_attribute("tabindex") == "-1" and readout.get_attribute("aria-hidden") == "true"
+        assert readout.get_attribute("contenteditable") == "false"
+        caption = box.locator(".course-caption")
+        caption.filter(has_text="d sub k 128").wait_for(timeout=20_000)
+        said = caption.inner_text()
+        assert said.startswith("d sub k 128: ") and len(said.split()) <= 30, said
+        assert caption.get_attribute("role") == "status"
+    finally:
+        context.close()
+        lab_server.shutdown_kernels()
+
+
+# After Ctrl+Enter on the explorer's cell (focus on the cell): Tab presses to its first
+# control (the cell's toolbar button, then the control).
+RUN_THEN_TAB = 3
