@@ -1,4 +1,6 @@
 """Lesson 01's figures and widget, without a kernel."""
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -136,14 +138,25 @@ def test_bad_arguments_are_named(call, message):
     plt.close("all")
 
 
-def test_gradient_figure_axis_fits_every_curve():
-    """No curve leaves the plot (ρ = 0.5 falls to ~1e-30 in 100 linear steps) and no decade above
-    the largest value is left empty (the axis once ran to 1e12 with no data above 1e4)."""
+def test_gradient_figure_axis_shows_growth_and_names_the_curves_it_cuts():
+    """Issue 38 §2: an axis from 1e-40 to 1e5 flattened the exploding ρ = 1.1 curve. The axis
+    spans at most MAX_DECADES decades, no decade above the largest value is left empty (the axis
+    once ran to 1e12 with no data above 1e4), and a curve that falls out of the plot says where
+    it ends, in a text on the figure."""
+    from course_lib.viz.rnn import MAX_DECADES
+
     radii, n = (0.5, 1.1), 100
     fig = gradient_norm_figure(radii=radii, nonlinearities=("linear", "tanh"), n=n)
     low, high = fig.axes[0].get_ylim()
     values = torch.cat([jacobian_norms(r, nl, n) for r in radii for nl in ("linear", "tanh")])
     values = values[values > 0]
-    assert low <= values.min().item() and values.max().item() <= high
-    assert high <= 10 * values.max().item() and low >= values.min().item() / 10
+    assert values.max().item() <= high <= 10 * values.max().item()
+    assert round(math.log10(high / low)) <= MAX_DECADES
+    grows = jacobian_norms(1.1, "linear", n)
+    assert math.log10(grows[-1].item()) - math.log10(grows[0].item()) >= 0.15 * math.log10(high / low), \
+        "the exploding curve should rise over a visible part of the axis"
+    notes = [t.get_text() for ax in fig.axes for t in ax.texts]
+    for r, nl in ((0.5, "linear"), (0.5, "tanh")):
+        end = jacobian_norms(r, nl, n)[-1].item()
+        assert end < low and any(f"ρ = {r:g} ↓" in t and f"at t = {n}" in t for t in notes), notes
     plt.close("all")

@@ -77,7 +77,7 @@ def lookup_figure(keys, values, query, key_labels, query_label="query", unit="")
     hard = torch.nn.functional.one_hot(scores.argmax(), len(K)).float()
     soft = torch.softmax(scores, dim=0)
 
-    fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
+    fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(9.1, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
     ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color=BLUE, zorder=3)
     for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
         ax_p.annotate(f"{lab} (v={val:g}{u})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
@@ -246,7 +246,7 @@ class ScalingPlot(LivePlot):
     takes d_k among D_K_CHOICES (the curves' points, which set its limits).
     """
 
-    figsize = (11, 3.6)
+    figsize = (9.1, 3.5)      # at most 913 px: shown at full size beside the file browser
     _CURVES = (("max_prob", "mean largest weight"), ("grad_norm", "mean ‖∂α/∂s‖"))
     _SCALINGS = ((False, VERMILLION, "--", "no scaling"), (True, BLUE, "-", "÷ √d_k"))
 
@@ -282,8 +282,9 @@ class ScalingPlot(LivePlot):
         ax_g.set_ylim(0, None)
         for ax in (ax_m, ax_g):
             _plain_log_ticks(ax, ds)
+            ax.tick_params(labelsize=9)       # "256" and "1024" apart on a 2.4 in axis
         self.legend = ax_m.legend(fontsize=9)      # "best" place: found again at each draw
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.84, wspace=0.3)
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.84, wspace=0.32)
         return [*self.bars, self.title, *self.lines.values(), *self.markers.values(), self.legend]
 
     def update(self, d_k, scaled):
@@ -341,7 +342,7 @@ def attention_matrix_heatmap(weights, tokens, ax=None, highlight=None, title="at
         if not 0 <= highlight < w.shape[0]:
             raise ValueError(f"highlight must be a row index in [0, {w.shape[0]}), got {highlight}")
         ax.add_patch(plt.Rectangle((-0.5, highlight - 0.5), w.shape[1], 1, fill=False, ec=VERMILLION, lw=2))
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     if own_figure:                # drawn into a caller's axes: the caller describes its figure
         fig.tight_layout()        # rotated token labels: keep them inside the figure
         rows = tokens if w.shape[0] == len(tokens) else [f"query {i}" for i in range(w.shape[0])]
@@ -370,7 +371,7 @@ class AttentionExplorerPlot(LivePlot):
     heatmap's image and the outline of the query's row move.
     """
 
-    figsize = (11, 4.6)
+    figsize = (9.1, 4.3)      # at most 913 px: shown at full size beside the file browser
 
     def __init__(self, tokens, scores):
         s = _as_matrix("scores", scores)
@@ -396,7 +397,7 @@ class AttentionExplorerPlot(LivePlot):
         self.title = ax_b.set_title(" ")
         attention_matrix_heatmap(torch.zeros(n, n), tokens, ax=ax_h, highlight=query, title="all queries")
         (self.image,), self.outline = ax_h.images, ax_h.patches[-1]
-        fig.subplots_adjust(left=0.06, right=0.97, bottom=0.2, top=0.92, wspace=0.25)
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.21, top=0.92, wspace=0.3)
         return [*self.bars, *self.numbers, self.title, self.image, self.outline]
 
     def update(self, query, temperature):

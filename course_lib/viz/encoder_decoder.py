@@ -99,7 +99,7 @@ def _data_per_pixel(ax):
     return x1 - x0
 
 
-def _shrink_to_fit(ax, label, to_data=None, smallest=7.5):
+def _shrink_to_fit(ax, label, to_data=None, smallest=8):
     """Lower the label's font size (from its own, `label.fits[1]`) until it is at most
     `label.fits[0]` wide (data units): long shapes (large batch or d_model from the
     sliders) would otherwise spill out of their box. to_data: data units per pixel
@@ -130,7 +130,7 @@ def _column(ax, x, w, boxes, gap=0.42, y=0.3, to_data=None):
         if i:
             _arrow(ax, (x, y), (x, y + gap))
             if shape_label:
-                on_arrows[i] = ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=7.5, color="#1f4e79",
+                on_arrows[i] = ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=8, color="#1f4e79",
                                        va="center", family="monospace",
                                        bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.85))
             y += gap
@@ -248,7 +248,7 @@ class EncoderDecoderDiagram(LivePlot):
     sizes (every text lies well inside the Axes), so nothing is laid out again.
     """
 
-    figsize = (10, 8.6)
+    figsize = (9.1, 8.6)
 
     def __init__(self, d_ff=None, src_vocab=30, n_layers=2):
         self.d_ff, self.src_vocab, self.n_layers = d_ff, src_vocab, n_layers
@@ -306,10 +306,12 @@ class EncoderDecoderDiagram(LivePlot):
         ax.text((ex + dx) / 2, (my + cy) / 2 + 0.3, "K, V", fontsize=10, color="#1f4e79", weight="bold",
                 ha="center", va="center")
         self.header = ax.text(0.05, 10.55, _header(**values), fontsize=10.5, weight="bold")
-        ax.text(0.05, 10.2, "every shape below was read off a real forward pass at these sizes; "
-                            "green side arrows: the residual x + Sublayer(x) into each Add & Norm",
-                fontsize=9, color="#555555")
-        fig.tight_layout()
+        ax.text(0.05, 10.35, "every shape below was read off a real forward pass at these sizes;\n"
+                             "green side arrows: the residual x + Sublayer(x) into each Add & Norm",
+                fontsize=9, color="#555555", va="top")
+        # Fixed margins, not tight_layout: the layout must not follow the sizes the texts show
+        # (a redraw for other sizes keeps the frame; a fresh figure for them must match it).
+        fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.99)
         # The texts that show a size move ("Add & Norm" and the like stay in the frame).
         self.moving = [enc_texts[i] for i in _ENC_SIZED] + [enc_arrows[i] for i in sorted(enc_arrows)] + \
             [dec_texts[i] for i in _DEC_SIZED] + [dec_arrows[i] for i in sorted(dec_arrows)] + [self.header]
@@ -360,11 +362,14 @@ def attention_heatmap(weights, query_labels, key_labels, title="attention weight
     if len(key_labels) != w.shape[1]:
         raise ValueError(f"key_labels has {len(key_labels)} labels for {w.shape[1]} columns")
     small, few = max(w.shape) <= 8, w.shape[1] <= 3     # a few large cells: labels as large as the axes'
-    if ax is None:      # at least 4.4 × 3.2 in: a 3 × 2 map was a 3.3 in stamp with 7 pt values (issue 29)
-        fig, ax = plt.subplots(figsize=(max(4.4, 0.6 * w.shape[1] + 2.6), max(3.2, 0.45 * w.shape[0] + 1.6)))
+    own = ax is None
+    if own:             # at least 4.4 × 3.2 in: a 3 × 2 map was a 3.3 in stamp with 7 pt values (issue 29)
+        fig, ax = plt.subplots(figsize=(max(4.4, 0.6 * w.shape[1] + 3.2), max(3.2, 0.45 * w.shape[0] + 1.6)))
     else:
         fig = ax.figure
-    ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    if own:             # in a caller's axes, the caller draws the colour bar (once for all panels)
+        fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03, label="attention weight")
     ax.set_xticks(range(w.shape[1]), key_labels, rotation=0 if few else 45, ha="center" if few else "right",
                   fontsize=10 if small else 9)
     ax.set_yticks(range(w.shape[0]), query_labels, fontsize=10 if small else 9)

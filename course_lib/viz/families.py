@@ -44,7 +44,7 @@ def draw_attention(ax, weights, q_tokens=None, k_tokens=None, title=None, vmax=N
     n_q, n_k = w.shape
     _check_tokens(n_q, n_k, q_tokens, k_tokens)
     im = ax.imshow(w.numpy(), cmap=cmap, vmin=0, vmax=vmax if vmax is not None else max(float(w.max()), 1e-6))
-    size = 9 if max(n_q, n_k) <= 16 else 7.5          # token labels: as large as the cells allow
+    size = 9 if max(n_q, n_k) <= 16 else 8            # token labels: as large as the cells allow, ≥ 8 pt
     if q_tokens is not None:
         ax.set_yticks(range(n_q), [str(t) for t in q_tokens], fontsize=size)
     if k_tokens is not None:
@@ -232,8 +232,8 @@ def it_attention_grid(weights, sentences, targets):
         raise ValueError(f"got {len(sentences)} sentences and {len(targets)} targets for weights "
                          f"of shape {tuple(w.shape)}")
     n_s, n_t, n_layers, n_heads = w.shape
-    # ≤ 9.5 in wide: shown at full size in the notebook column, so 8 pt numbers stay legible.
-    fig, axes = plt.subplots(n_s, n_t, figsize=(min(9.5, 4.7 * n_t), 2.5 * n_s + 0.9), squeeze=False,
+    # ≤ 8.9 in wide (+ margins ≤ 913 px): shown at full size in the notebook column, so 8 pt stays 8 pt.
+    fig, axes = plt.subplots(n_s, n_t, figsize=(min(8.9, 4.45 * n_t), 2.5 * n_s + 0.9), squeeze=False,
                              layout="constrained")
     vmax = float(w.max())
     for i in range(n_s):
@@ -335,15 +335,16 @@ def similarity_heatmap(similarity, labels, title="cosine similarity of sentence 
     if len(labels) != s.shape[0]:
         raise ValueError(f"got {len(labels)} labels for a {s.shape[0]}×{s.shape[0]} matrix")
     n = s.shape[0]
-    fig, ax = plt.subplots(figsize=(0.62 * n + 4.2, 0.5 * n + 1.0))
-    ax.imshow(s.numpy(), cmap="viridis", vmin=min(0.0, float(s.min())), vmax=1)
+    fig, ax = plt.subplots(figsize=(0.7 * n + 5.0, 0.5 * n + 1.0))
+    im = ax.imshow(s.numpy(), cmap="viridis", vmin=min(0.0, float(s.min())), vmax=1)
     for i in range(n):
         for j in range(n):
-            ax.text(j, i, f"{float(s[i, j]):.2f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{float(s[i, j]):.2f}", ha="center", va="center", fontsize=8,
                     color="black" if s[i, j] > 0.6 else "white")
     short = [lab if len(lab) <= 42 else lab[:40] + "…" for lab in labels]
-    ax.set_yticks(range(n), short, fontsize=7)
-    ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=7)
+    ax.set_yticks(range(n), short, fontsize=8)
+    ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=8)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="cosine similarity")
     ax.set_xlabel("sentence #")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -79,11 +79,12 @@ def induction_loss_curves(history, vocab_size=None, window=10):
     return describe(fig, text)
 
 
-def position_loss_plot(curves, period):
+def position_loss_plot(curves, period, vocab_size=None):
     """Mean loss at each position of [BOS, s, s].
 
     curves: {label: tensor (2·period,)}, entry t = loss of predicting token t+1.
-    A dashed line marks where the repeated copy starts. Returns the Figure.
+    A dashed line marks where the repeated copy starts; with vocab_size, a dotted line the
+    loss of the uniform guess, ln vocab_size. Returns the Figure.
     """
     if not isinstance(curves, dict) or not curves:
         raise ValueError("curves must be a non-empty dict {label: per-position losses}")
@@ -99,16 +100,22 @@ def position_loss_plot(curves, period):
         first, repeated = c[:period].mean().item(), c[period:].mean().item()
         means += [first, repeated]
         said.append(f"{label!r} {fmt(first)} on the first copy, {fmt(repeated)} on the repeated copy")
+    uniform = ""
+    if vocab_size is not None:
+        ax.axhline(math.log(vocab_size), color=BLACK, ls=":", lw=1, label=f"ln {vocab_size} (uniform guess)")
+        uniform = f" The uniform guess costs ln {vocab_size} = {fmt(math.log(vocab_size))}."
     ax.set_xticks(range(1, 2 * period + 1, max(1, period // 5)))
     ax.axvline(period + 0.5, color="k", ls="--", lw=1)
-    ax.text(period + 0.7, ax.get_ylim()[1] * 0.92, "repeat starts", fontsize=8)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.08)            # room for the label above the curves
+    ax.text(period + 0.7, ax.get_ylim()[1] * 0.94, "repeat starts", fontsize=9, va="top")
     ax.set_xlabel("position of the predicted token")
     ax.set_ylabel("loss (nats)")
-    ax.legend(fontsize=8)
+    ax.set_title(f"mean next-token loss at each position of [BOS, s, s] (period {period})", fontsize=10)
+    ax.legend(fontsize=9, loc="lower left")
     fig.tight_layout()
     return describe(fig, f"Mean loss (nats) at each of the {2 * period} positions of [BOS, s, s], period {period}; "
-                         f"the repeated copy starts at position {period + 1}. Averages: " + "; ".join(said) + ".",
-                    extra_values=means)
+                         f"the repeated copy starts at position {period + 1}. Averages: " + "; ".join(said) + "."
+                         + uniform, extra_values=means + ([math.log(vocab_size)] if vocab_size else []))
 
 
 def induction_score_grid(scores):
@@ -139,7 +146,9 @@ def induction_score_grid(scores):
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         ax.set_title(name, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 0.88, 1))
+    bar = fig.colorbar(im, cax=fig.add_axes((0.9, 0.2, 0.018, 0.65)), label="score")
+    bar.ax.tick_params(labelsize=9)
     shapes = {tuple(torch.as_tensor(v).shape) for v in scores.values()}
     (layers, heads), = shapes if len(shapes) == 1 else [(None, None)]
     size = f" ({layers} layers × {heads} heads)" if layers else ""
@@ -313,9 +322,10 @@ def influence_maps(maps, tokens=None):
         ax.set_xlabel("input position j (token changed)", fontsize=9)
         ax.set_ylabel("output position t", fontsize=9)
         ax.set_title(title, fontsize=10)
-        if tokens is not None:
-            ax.set_xticks(range(len(tokens)), tokens, fontsize=8, rotation=90)
-            ax.set_yticks(range(len(tokens)), tokens, fontsize=8)
+        labels = tokens if tokens is not None else [str(t) for t in range(len(m))]
+        if len(labels) <= 32:          # every position labelled: no counting to find one
+            ax.set_xticks(range(len(labels)), labels, fontsize=8, rotation=90 if tokens is not None else 0)
+            ax.set_yticks(range(len(labels)), labels, fontsize=8)
     saturated = full > vmax * 1.001
     fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02, extend="max" if saturated else "neither",
                  label="‖Δ logits at t‖ when token j changes"

@@ -30,42 +30,67 @@ _BLOCK_TODAY = [("token embedding  E[id]", "#dddddd"), ("RMSNorm", "#f7b7b7"),
                 ("final RMSNorm, output: Eᵀ (tied)", "#dddddd")]
 
 
-def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label):
+_SKIP = "#2e7d32"      # the skip (residual) connections, as in lesson 07's encoder-decoder diagram
+
+
+def _skip(ax, x, into, start, h=0.8, gap=0.35):
+    """The skip connection of a residual block: from the stream entering box `start` (a dot on
+    the arrow below it) along the column's right side into box `into`, where it is added."""
+    y0 = start * (h + gap) - gap / 2
+    y1 = into * (h + gap) + h / 2
+    right = x + 4.2 + 0.3
+    ax.plot([x + 2.1, right, right], [y0, y0, y1], color=_SKIP, lw=1.3, solid_joinstyle="miter")
+    ax.plot([x + 2.1], [y0], "o", ms=3.5, color=_SKIP)
+    ax.annotate("", (x + 4.2 + 0.07, y1), (right + 0.01, y1),
+                arrowprops=dict(arrowstyle="-|>", color=_SKIP, lw=1.3, shrinkA=0, shrinkB=0))
+
+
+def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label, skips=()):
     h, gap = 0.8, 0.35
     for i, (label, colour) in enumerate(boxes):
         y = i * (h + gap)
         ax.add_patch(FancyBboxPatch((x, y), 4.2, h, boxstyle="round,pad=0.05", fc=colour, ec="#444444", lw=1))
-        ax.text(x + 2.1, y + h / 2, label, ha="center", va="center", fontsize=8.5)
+        ax.text(x + 2.1, y + h / 2, label, ha="center", va="center", fontsize=9)
         if i:
             ax.annotate("", (x + 2.1, y - 0.02), (x + 2.1, y - gap + 0.02),
                         arrowprops=dict(arrowstyle="->", color="#444444"))
     y0, y1 = repeat_from * (h + gap) - 0.15, repeat_to * (h + gap) + h + 0.15
     ax.plot([x - 0.25, x - 0.35, x - 0.35, x - 0.25], [y0, y0, y1, y1], color="#444444", lw=1)
     ax.text(x - 0.5, (y0 + y1) / 2, repeat_label, rotation=90, ha="right", va="center", fontsize=9)
+    for start, into in skips:
+        _skip(ax, x, into, start, h, gap)
     ax.text(x + 2.1, 9.2, title, ha="center", va="bottom", fontsize=10, weight="bold")
 
 
 def block_comparison():
     """The 2017 paper's block (post-LN, as in lesson 05; without cross-attention) next to a
-    Llama block (SmolLM2): what changed, box by box. Returns the Figure."""
-    fig, ax = plt.subplots(figsize=(10, 5.6))
-    columns = [(0.8, _BLOCK_2017, "2017 paper (lesson 05's post-LN)", 2, 5, "× N, post-norm"),
-               (6.4, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm")]
+    Llama block (SmolLM2): what changed, box by box, with the skip connections drawn — post-LN
+    adds the skip and then normalizes the stream; pre-norm normalizes only what a sublayer
+    reads, and the skip goes around the norm. Returns the Figure."""
+    fig, ax = plt.subplots(figsize=(9.0, 6.0))
+    columns = [(0.8, _BLOCK_2017, "2017 paper (lesson 05's post-LN)", 2, 5, "× N, post-norm", ((2, 3), (4, 5))),
+               (6.1, _BLOCK_TODAY, "today (SmolLM2, Llama)", 1, 6, "× 30, pre-norm", ((1, 3), (4, 6)))]
     for column in columns:
         _column(ax, *column)
-    ax.set_xlim(-0.4, 11)
-    ax.set_ylim(-0.3, 9.9)
+    ax.plot([0.8, 1.4], [-0.75, -0.75], color=_SKIP, lw=1.3)
+    ax.text(1.55, -0.75, "skip connection: the input of a sublayer added to its output (x + F(x)); post-norm "
+                         "normalizes the sum,\npre-norm only what F reads, so the stream itself is never normalized",
+            va="center", fontsize=9)
+    ax.set_xlim(-0.4, 10.9)
+    ax.set_ylim(-1.2, 9.9)
     ax.axis("off")
     fig.tight_layout()
-    return describe(fig, "Two transformer blocks side by side, each read from the bottom up. "
+    return describe(fig, "Two transformer blocks side by side, each read from the bottom up; green lines on the "
+                         "right of each column are the skip connections. "
                          + " ".join(_column_text(*column[1:]) for column in columns))
 
 
-def _column_text(boxes, title, repeat_from, repeat_to, repeat_label):
+def _column_text(boxes, title, repeat_from, repeat_to, repeat_label, skips=()):
     names = [" ".join(label.split()) for label, _ in boxes]
+    around = "; ".join(f"a skip connection from the input of '{names[a]}' into '{names[b]}'" for a, b in skips)
     return (f"{title[0].upper() + title[1:]}: " + "; ".join(names[:repeat_from])
             + f"; then, repeated ({repeat_label}): " + "; ".join(names[repeat_from:repeat_to + 1])
-            + "; then " + "; ".join(names[repeat_to + 1:]) + ".")
+            + "; then " + "; ".join(names[repeat_to + 1:]) + "." + (f" Skips: {around}." if around else ""))
 
 
 def head_weight_grid(weights, title, layer_label="layer", head_label="head", top=3, highlight=None):
@@ -89,16 +114,17 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
     for layer, head in highlight:
         if not (0 <= layer < layers and 0 <= head < heads):
             raise ValueError(f"highlight ({layer}, {head}) is outside the {layers} × {heads} grid")
-    fig, ax = plt.subplots(figsize=(3.2 + 0.35 * heads, 0.6 + 0.22 * layers))
+    # ≥ 0.45 in per head: a boxed "0.75" at 8 pt fits its cell; every layer labelled (no counting)
+    fig, ax = plt.subplots(figsize=(3.0 + 0.45 * heads, 0.9 + 0.17 * layers))
     im = ax.imshow(w.numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(heads))
-    ax.set_yticks(range(0, layers, max(1, layers // 15)))
+    ax.set_yticks(range(layers), [str(layer) for layer in range(layers)], fontsize=8 if layers > 16 else 10)
     ax.set_xlabel(head_label)
     ax.set_ylabel(layer_label)
     ax.set_title(title, fontsize=10)
     for layer, head in highlight:
         ax.add_patch(plt.Rectangle((head - 0.5, layer - 0.5), 1, 1, fill=False, ec=VERMILLION, lw=1.5))
-        ax.text(head, layer, f"{w[layer, head]:.2f}", ha="center", va="center", fontsize=7,
+        ax.text(head, layer, f"{w[layer, head]:.2f}", ha="center", va="center", fontsize=8,
                 color=ink_on(im.cmap(im.norm(float(w[layer, head])))))
     fig.colorbar(im, ax=ax, fraction=0.05, pad=0.03, label="attention weight")
     fig.tight_layout()
@@ -106,7 +132,7 @@ def head_weight_grid(weights, title, layer_label="layer", head_label="head", top
                       for layer, head in highlight)
     text = (f"{title}: the weight for each of {layers} {layer_label}s × {heads} {head_label}s, from "
             f"{fmt(w.min())} to {fmt(w.max())}, mean {fmt(w.mean())}."
-            + (f" Outlined in red and labelled with their weight, {which}: {boxed}." if highlight else ""))
+            + (f" Outlined in orange-red and labelled with their weight, {which}: {boxed}." if highlight else ""))
     rows = [[f"{layer_label} {layer}", *(float(v) for v in w[layer])] for layer in range(layers)]
     table = ([layer_label, *(f"{head_label} {h}" for h in range(heads))], rows) if layers * heads > 20 else None
     return describe(fig, text, table=table, extra_values=[float(w.mean()), *range(max(layers, heads))])
@@ -212,7 +238,7 @@ def cache_timing_plot(with_cache, without_cache):
     increasing). A curve with gaps (say, only every 16th step timed without the cache) is
     interpolated between the timed steps for the running total, drawn dashed. Returns the Figure.
     """
-    fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(9.0, 3.6))
     said, totals, medians = [], [], []
     series = ((with_cache, "with KV cache", BLUE, "o"),
               (without_cache, "without cache (whole sequence again)", VERMILLION, "s"))
@@ -234,8 +260,8 @@ def cache_timing_plot(with_cache, without_cache):
         totals.append((every, total, gaps))
     ax.set(xlabel="position of the new token", ylabel="ms for this token", title="one step", ylim=(0, None))
     ax_sum.set(xlabel="position reached", ylabel="seconds in total", title="running total", ylim=(0, None))
-    ax.legend(fontsize=8)
-    ax_sum.legend(fontsize=8)
+    ax.legend(fontsize=9)
+    ax_sum.legend(fontsize=9)
     fig.tight_layout()
     return describe(fig, "Time per new token against its position; " + "; ".join(said) + ". "
                          + _totals_text(totals), extra_values=medians)

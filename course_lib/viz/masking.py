@@ -154,11 +154,12 @@ def masked_attention_panels(scores, mask, labels=None):
     masked = s.masked_fill(~m, float("-inf"))
     weights = torch.softmax(masked, dim=-1).nan_to_num(0.0)
     # The colour scale covers 95 % of the scores: one large score would otherwise wash out
-    # the rest. Scores beyond it are drawn at the end colour and printed in the first panel.
+    # the rest. Scores beyond it are drawn at the end colour and printed on their squares
+    # (in the middle panel too, where they are not blocked).
     lim = float(torch.quantile(s.abs().flatten(), 0.95)) or float(s.abs().max()) or 1.0
     n = max(s.shape)
-    # Three panels in the notebook column (≤ 9.5 in at 100 dpi: shown at full size).
-    fig, axes = plt.subplots(1, 3, figsize=(9.5, 0.22 * n + 2.4), layout="constrained")
+    # Three panels in the notebook column (8.9 in + margins ≤ 913 px: shown at full size).
+    fig, axes = plt.subplots(1, 3, figsize=(8.9, 0.22 * n + 2.4), layout="constrained")
     _grid(axes[0], s.numpy(), "RdBu_r", q_labels, k_labels, "scores q·k/√d_k", -lim, lim)
     shown = np.ma.masked_invalid(masked.numpy())   # -inf cells: not drawn, the grey face shows
     axes[1].set_facecolor(_BLOCKED_FACE)
@@ -166,12 +167,13 @@ def masked_attention_panels(scores, mask, labels=None):
     annotate = n <= 10                               # bigger grids: the colours say it
     for i, j in zip(*np.nonzero(s.abs().numpy() > lim)):
         if annotate:
-            axes[0].text(j, i, f"{float(s[i, j]):.1f}", ha="center", va="center", fontsize=8, color="white")
+            for ax in axes[:2] if m[i, j] else axes[:1]:
+                ax.text(j, i, f"{float(s[i, j]):.1f}", ha="center", va="center", fontsize=8, color="white")
     if annotate:
         for i, j in zip(*np.nonzero(~m.numpy())):
-            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=9, color=BLACK)
+            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=8, color=BLACK)
     else:                                            # too small for "−∞": a × on each blocked cell
-        _cross_blocked(axes[1], ~m.numpy(), 9.5 / 3 / n, BLACK)
+        _cross_blocked(axes[1], ~m.numpy(), 8.9 / 3 / n, BLACK)
     im = _grid(axes[2], weights.numpy(), "Blues", q_labels, k_labels, "softmax: weights", 0, 1)
     for i in range(weights.shape[0] if annotate else 0):
         for j in range(weights.shape[1]):

@@ -109,7 +109,7 @@ def sinusoidal_heatmap(d_model: int = 64, length: int = 100, base: float = 10000
     pe = sinusoidal_table(length, d_model, float(base))
     fig, ax = plt.subplots(figsize=(7.5, 3.2))
     im = _heatmap_on(ax, pe, base)
-    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, ticks=PE_TICKS)   # the whole range, ±1 labelled
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02, ticks=PE_TICKS, label="PE value")   # ±1 labelled
     fig.tight_layout()
     return describe(fig, **_table_words(pe, base)[0])
 
@@ -118,9 +118,9 @@ def position_similarity(d_model: int = 64, length: int = 100, base: float = 1000
     """PE·PEᵀ, normalised so that the diagonal is 1: how alike two positions' encodings are."""
     _check_table_args(d_model, length, base)
     pe = sinusoidal_table(length, d_model, float(base))
-    fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    fig, ax = plt.subplots(figsize=(4.4, 3.6))
     im = _similarity_on(ax, pe)
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03, label="similarity")
     fig.tight_layout()
     text, dist, _ = _similarity_words(pe)
     return describe(fig, f"For d_model = {d_model} and base {base:g}, the {text}", extra_values=(d_model, base, *dist))
@@ -136,7 +136,7 @@ class SinusoidalOverviewPlot(LivePlot):
     build both colour bars again). The colour scales stay fixed (±1 and −0.2…1).
     """
 
-    figsize = (11, 3.6)
+    figsize = (9.1, 3.4)      # at most 913 px: shown at full size beside the file browser
     redraw_on = ("d_model", "length")
 
     def check(self, d_model, length, base):
@@ -146,12 +146,12 @@ class SinusoidalOverviewPlot(LivePlot):
         a1, a2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
         # Fixed margins instead of tight_layout: the shapes change the tick labels, and the
         # panels must not move from one value to the next.
-        fig.subplots_adjust(left=0.06, right=0.95, bottom=0.14, top=0.91, wspace=0.25)
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.15, top=0.91, wspace=0.35)
         pe = sinusoidal_table(length, d_model, float(base))
         self.table = _heatmap_on(a1, pe, base)
         self.similarity = _similarity_on(a2, pe)
-        fig.colorbar(self.table, ax=a1, fraction=0.04, pad=0.02, ticks=PE_TICKS)
-        fig.colorbar(self.similarity, ax=a2, fraction=0.046, pad=0.03)
+        fig.colorbar(self.table, ax=a1, fraction=0.04, pad=0.02, ticks=PE_TICKS, label="PE value")
+        fig.colorbar(self.similarity, ax=a2, fraction=0.046, pad=0.03, label="similarity")
         return [self.table, self.similarity, a1.title]
 
     def update(self, d_model, length, base):
@@ -203,7 +203,7 @@ def dimension_curves(dims=(0, 1, 10, 11, 40), d_model: int = 64, length: int = 1
         ax.set_ylim(-1.2, 1.2)
         ax.set_yticks([-1, 0, 1])
         ax.text(1.01, 0.5, f"j={j}: {fn}, i={i}\nwavelength {2 * math.pi / omega:.4g}",
-                transform=ax.transAxes, va="center", fontsize=8)
+                transform=ax.transAxes, va="center", fontsize=9)
     axes[-1].set_xlabel("position pos (dots: the integer positions the model sees)")
     fig.suptitle(f"chosen dimensions of the sinusoidal PE (d_model={d_model}, base={base:g})", fontsize=10)
     fig.tight_layout()
@@ -223,20 +223,24 @@ def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: 
     _check_int("pair", pair, 0, d_model // 2 - 1)
     m = shift_matrix(int(k), d_model, float(base))
     pe = sinusoidal_table(length + abs(k), d_model, float(base))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 4.2), gridspec_kw={"width_ratios": [1, 1]})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8.6, 4.4), gridspec_kw={"width_ratios": [1, 1]})
     lim = float(m.abs().max())
     im = a1.imshow(m.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
     a1.set(title=f"M_k for k={k}: one 2×2 rotation per pair", xlabel="input dimension",
            ylabel="output dimension")
-    a1.xaxis.set_major_locator(MaxNLocator(integer=True))
-    a1.yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
+    if d_model <= 32:                # every dimension labelled: no counting to find one
+        a1.set_xticks(range(d_model), [str(j) for j in range(d_model)], fontsize=8)
+        a1.set_yticks(range(d_model), [str(j) for j in range(d_model)], fontsize=8)
+    else:
+        a1.xaxis.set_major_locator(MaxNLocator(integer=True))
+        a1.yaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03, label="entry of M_k")
     s, c = pe[:, 2 * pair].numpy(), pe[:, 2 * pair + 1].numpy()
     t = np.linspace(0, 2 * np.pi, 200)
     a2.plot(np.cos(t), np.sin(t), color="0.85")
     a2.scatter(s[:length], c[:length], c=np.arange(length), cmap="viridis", s=18, zorder=3)
     for pos in range(length):   # label each point with its position, just outside the circle
-        a2.text(1.13 * s[pos], 1.13 * c[pos], str(pos), fontsize=7, ha="center", va="center",
+        a2.text(1.13 * s[pos], 1.13 * c[pos], str(pos), fontsize=8, ha="center", va="center",
                 color="0.3")
     for pos in range(max(0, -k), length, max(1, length // 5)):   # pos + k must be a position too
         a2.annotate("", xy=(s[pos + k], c[pos + k]), xytext=(s[pos], c[pos]),
@@ -246,6 +250,9 @@ def rotation_figure(k: int = 3, d_model: int = 16, base: float = 10000.0, pair: 
            xlabel=f"PE[pos, {2 * pair}] (sin)", ylabel=f"PE[pos, {2 * pair + 1}] (cos)",
            title=f"pair i={pair}: each step turns by ω_i={omega:.3g} rad\n"
                  f"(numbers: positions; arrows: M_k, pos → pos {'+' if k >= 0 else '−'} {abs(k)})")
+    a2.title.set_fontsize(10)
+    a2.set_xticks([-1, -0.5, 0, 0.5, 1])
+    a2.set_yticks([-1, -0.5, 0, 0.5, 1])
     fig.tight_layout()
     omegas = [base ** (-2 * i / d_model) for i in range(d_model // 2)]
     rows = [[f"pair {i}", _num(w), _num(k * w), float(m[2 * i, 2 * i]), float(m[2 * i, 2 * i + 1])]
@@ -278,7 +285,7 @@ def extrapolation_figure(lengths, by_length: dict, by_position: dict, train_len:
              "rotary": (GREEN, "D", "-.")}
     style = {name: known.get(name, (CYCLE[i % 7], MARKERS[i % 7], LINESTYLES[i % 7]))
              for i, name in enumerate(dict.fromkeys([*by_length, *by_position]))}
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.1, 3.8))
     for name, acc in by_length.items():
         c, m, ls = style[name]
         a1.plot(lengths, np.asarray(acc) * 100, marker=m, ls=ls, ms=3, label=name, color=c)
@@ -334,11 +341,11 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     # every curve needs queries m with m ± max_offset inside the matrix: at least one such m
     max_offset = (n - 1) // 2 if max_offset is None else max_offset
     _check_int("max_offset", max_offset, 1, max(1, (n - 1) // 2))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.1, 3.8), gridspec_kw={"width_ratios": [1, 1.3]})
     lim = float(s.abs().max())
     im = a1.imshow(s.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim, origin="lower", interpolation="nearest")
     a1.set(xlabel="key position j", ylabel="query position m", title="rotary scores (R_m q)·(R_j k)")
-    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03)
+    fig.colorbar(im, ax=a1, fraction=0.046, pad=0.03, label="score")
     offsets = np.arange(-max_offset, max_offset + 1)
     queries = list(range(max_offset, n - max_offset, max(1, (n - 2 * max_offset) // 6)))
     queries = [queries[round(i * (len(queries) - 1) / 3)] for i in range(4)] if len(queries) > 4 else queries
@@ -347,7 +354,7 @@ def rotary_relative_figure(scores, max_offset: int | None = None):
     for r, m in enumerate(queries):   # each query's row, shifted up by r steps, over the first one's shape in grey
         a2.plot(offsets, reference + r * step, color="0.75", lw=5, zorder=1)
         a2.plot(offsets, s[m, m + offsets].numpy() + r * step, "o-", ms=3.5, lw=1, zorder=2, color=CYCLE[r])
-        a2.text(offsets[-1] + 0.6, reference[-1] + r * step, f"m = {m}", va="center", fontsize=8)
+        a2.text(offsets[-1] + 0.6, reference[-1] + r * step, f"m = {m}", va="center", fontsize=9)
     a2.set_xlim(offsets[0] - 0.5, offsets[-1] + 0.25 * len(offsets))   # room for the labels
     a2.set_xticks([o for o in offsets if o % 5 == 0])
     a2.set(xlabel="offset Δ = j − m", ylabel="score (each row shifted up)",

@@ -71,9 +71,9 @@ def timing_figure(lengths, times, d_model):
     _check_series("times", lengths, times)
     _check_positive("d_model", d_model)
     n = torch.tensor(lengths, dtype=torch.float64)
-    # ≤ 11 in: readable in the column. Each legend sits under its panel: measured times land
-    # anywhere on another machine, and a legend inside the axes could cover some of them.
-    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(11, 4.6), layout="constrained")
+    # ≤ 9.1 in: shown at full size in the notebook column. Each legend sits under its panel:
+    # measured times land anywhere on another machine, and a legend inside the axes could cover some.
+    fig, (ax_t, ax_s, ax_w) = plt.subplots(1, 3, figsize=(9.1, 4.8), layout="constrained")
     # attention dashed orange squares, RNNs solid blue circles, as in the other panels; others apart
     kinds = {True: iter([(ORANGE, "--"), (SKY, ":"), (BLACK, "-.")]),
              False: iter([(BLUE, "-"), (VERMILLION, "-."), (GREEN, ":"), (PURPLE, "--")])}
@@ -99,7 +99,7 @@ def timing_figure(lengths, times, d_model):
         shown = lengths[::2] if len(lengths) > 6 else lengths      # the measured n, plain numbers
         ax.set_xticks(shown, [str(v) for v in shown])
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.15), frameon=False)
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False)
     first, last = lengths[0], lengths[-1]
     measured = "; ".join(f"{label} {_num(secs[0] * 1e3)} ms at n = {first}, {_num(secs[-1] * 1e3)} ms at n = {last}"
                          for label, secs in times.items())
@@ -184,6 +184,9 @@ def _plot_norms(ax, norms, **kwargs):
     ax.semilogy(range(len(norms)), _loggable(norms), **kwargs)
 
 
+MAX_DECADES = 22      # gradient_norm_figure's log axis: a growth of 4 decades stays visible
+
+
 def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh"), n=100, input_scale=0.5):
     """One panel per nonlinearity: ‖∂h_t/∂h_0‖ vs t for each spectral radius of W."""
     radii = list(radii)
@@ -192,23 +195,35 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
     nonlinearities = list(nonlinearities)
     if not nonlinearities:
         raise ValueError("nonlinearities must list at least one of 'linear', 'tanh', 'relu'")
-    fig, axes = plt.subplots(1, len(nonlinearities), figsize=(5.2 * len(nonlinearities), 3.8),
+    fig, axes = plt.subplots(1, len(nonlinearities), figsize=(4.55 * len(nonlinearities), 3.9),
                              sharey=True, squeeze=False)
-    shown, said = [], []                             # every plotted value: the axis fits them all
+    shown, said, curves = [], [], []
     for ax, nl in zip(axes[0], nonlinearities):
         ends = []
         for i, r in enumerate(radii):
             norms = jacobian_norms(r, nl, n, input_scale=input_scale)
-            _plot_norms(ax, norms, label=f"ρ = {r:g}", **_style(i, _RADIUS_COLORS))
+            style = _style(i, _RADIUS_COLORS)
+            _plot_norms(ax, norms, label=f"ρ = {r:g}", **style)
             shown.append(norms[norms > 0])
+            curves.append((ax, r, norms, style["color"]))
             ends.append(f"{_num(norms[-1].item())} for ρ = {r:g}")
         title = "σ = identity (linear RNN)" if nl == "linear" else f"σ = {nl}"
         ax.set(xlabel="steps t from h_0 to h_t", title=title)
         said.append(f"with {title}: " + ", ".join(ends))
     shown = torch.cat(shown)
-    if len(shown):   # whole decades around the data, so no curve leaves the plot and no decade is empty
+    if len(shown):   # whole decades around the data, at most MAX_DECADES of them: a curve that falls
+        # further leaves through the bottom with its end value written there, so a growing curve
+        # is not flattened against 40 decades of vanishing ones
         low, high = math.floor(math.log10(shown.min().item())), math.ceil(math.log10(shown.max().item()))
         high = max(high, low + 1)
+        low = max(low, high - MAX_DECADES)
+        for ax, r, norms, colour in curves:
+            below = (norms < 10.0 ** low).nonzero()
+            if len(below):
+                t = int(below[0])
+                ax.annotate(f"ρ = {r:g} ↓ {_num(norms[-1].item())} at t = {n}", (t, 10.0 ** low),
+                            xytext=(6, 4), textcoords="offset points", fontsize=9, color=BLACK,
+                            ha="left", va="bottom")
         axes[0][0].set_ylim(10.0 ** low, 10.0 ** high)
         step = next(s for s in (1, 2, 5, 10, 20) if (high - low) / s <= 8)   # at most ~8 labels, 10^0 among them
         axes[0][0].set_yticks([10.0 ** k for k in range(low - low % step, high + 1, step) if k >= low])
@@ -217,8 +232,9 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
         ax.axhline(1.0, color=GREY, lw=0.8, ls=":")
         ax.grid(True, alpha=0.3)
     axes[0][0].set_ylabel("‖∂h_t / ∂h_0‖")
-    axes[0][0].legend(fontsize=8, title="spectral radius of W")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=len(radii), fontsize=9,
+               title="spectral radius of W", title_fontsize=9, frameon=False)
     return describe(fig, f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {n} (log scale), one curve per "
                          f"spectral radius ρ of W, input strength {input_scale:.2f}; at t = {n} it reaches "
                          + "; ".join(said) + ".", extra_values=(input_scale, 0))
@@ -251,7 +267,7 @@ class GradientNormPlot(LivePlot):
         self.references, self.reference_labels = [], []
         for r in STANDARD_RADII:
             self.references += ax.semilogy(range(n + 1), ones, color="lightgray", lw=1)
-            self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color=GREY, fontsize=7))
+            self.reference_labels.append(ax.text(0, 1, f" ρ={r:g}", color=GREY, fontsize=9))
         (self.bold,) = ax.semilogy(range(n + 1), ones, color=BLUE, lw=2.5, label="ρ")
         (self.power,) = ax.semilogy(range(n + 1), ones, ":", color=BLUE, lw=1, label="ρ^t")
         ax.set_ylim(1e-16, 1e12)
@@ -260,7 +276,7 @@ class GradientNormPlot(LivePlot):
         self.one = ax.axhline(1.0, color=GREY, lw=0.8, ls=":")
         ax.set(xlabel="steps t from h_0 to h_t", ylabel="‖∂h_t / ∂h_0‖")
         self.title = ax.set_title(" ")
-        self.legend = ax.legend(fontsize=8, loc="lower left")
+        self.legend = ax.legend(fontsize=9, loc="lower left")
         ax.grid(True, alpha=0.3)
         ax.set_yticks([10.0 ** e for e in range(-16, 13, 4)])   # plain labels: no mathtext, fast redraws
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
@@ -322,7 +338,7 @@ def distance_figure(distances, norms):
                     f"{_num(max(float(ys[far]), 0.0))} at distance {distances[far]}")
     ax.set(xlabel="distance (steps) between input j and the last output",
            ylabel="‖∂(last output) / ∂x_j‖", title="how strongly the last output depends on input j")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return describe(fig, "Gradient norm of the last output with respect to input j against the distance between "
@@ -351,7 +367,7 @@ def recall_figure(ns, accuracies, chance):
     ax.set_ylim(0, 105)
     ax.set(xlabel="distractors n between the symbol and the question",
            ylabel="test accuracy (%)", title="recall the first token after n distractors")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     said = "; ".join(f"{label} {100 * acc[0]:.1f} % at n = {ns[0]}, {100 * acc[-1]:.1f} % at n = {ns[-1]}"

@@ -255,8 +255,8 @@ def cross_attention_grid(cross, src_tokens, out_tokens, title=None):
     """
     _labels_check(cross, src_tokens, out_tokens)
     n_layers, h = len(cross), cross[0].shape[0]
-    # ≤ 9.5 in wide: shown unscaled in the notebook column, so the 8 pt labels stay legible.
-    fig, axes = plt.subplots(n_layers, h + 1, figsize=(9.5, 0.17 * len(out_tokens) * n_layers + 2.6),
+    # 8.9 in wide (+ margins ≤ 913 px): shown unscaled in the notebook column, so the 8 pt labels stay 8 pt.
+    fig, axes = plt.subplots(n_layers, h + 1, figsize=(8.9, 0.17 * len(out_tokens) * n_layers + 2.6),
                              squeeze=False, layout="constrained")
     for layer, w in enumerate(cross):
         for j in range(h + 1):
