@@ -9,7 +9,8 @@ __all__: list = []     # imported from here by name: not re-exported as a figure
 
 BLUE = "#0072B2"
 ORANGE = "#E69F00"
-VERMILLION = "#D55E00"   # use where a lesson would say "red" (wrong, masked, too much)
+VERMILLION = "#D55E00"   # for what is wrong, masked, too much; learners read it as orange: prose says
+                         # "orange-red", never "red" (tests/test_colour_words.py checks it)
 GREEN = "#009E73"        # bluish green: never paired with VERMILLION alone
 SKY = "#56B4E9"
 PURPLE = "#CC79A7"       # reddish purple
