@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # Tab presses from page load to the first explorer's first control, per lesson (measured:
 # 2 toolbar buttons of the first cell, each figure disclosure above it, then the control;
-# lesson 09's bertviz views above its explorer bring their own controls).
+# lesson 09's bertviz views above its explorer bring their own controls and text
+# alternatives; 09 and 11 measured with the bertviz text alternatives of issue 37.5).
 REACH = {
     "00_start_here": 3,
     "01_why_not_rnns": 3,
@@ -39,9 +40,9 @@ REACH = {
     "06_masking_and_decoders": 6,
     "07_cross_attention_encoder_decoder": 3,
     "08_training_a_translator": 3,
-    "09_transformer_families": 13,
+    "09_transformer_families": 18,
     "10_residual_stream_and_induction_heads": 4,
-    "11_a_real_llm": 7,
+    "11_a_real_llm": 9,
 }
 LESSONS = sorted(p.stem for p in (bs.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -98,7 +99,7 @@ def chromium():
 
 def test_every_lesson_has_a_stated_route():
     assert sorted(REACH) == LESSONS, "a lesson without a stated number of Tab presses (or one too many)"
-    assert max(REACH.values()) <= 13
+    assert max(REACH.values()) <= 18
 
 
 @pytest.mark.timeout(120)
@@ -174,5 +175,6 @@ def test_run_the_cell_and_the_control_is_live(lab_server, chromium):
 
 
 # After Ctrl+Enter on the explorer's cell (focus on the cell): Tab presses to its first
-# control (the cell's toolbar button, then the control).
-RUN_THEN_TAB = 2
+# control, at most (the cell's toolbar button, then the control: 2 with keys through X and
+# Orca, 3 with playwright's keys, measured).
+RUN_THEN_TAB = 3
