@@ -488,35 +488,107 @@ def parallel(cores=None):
     a file's expensive fixtures (the real LLM, a class hub) are built once per file.
     (`--dist loadgroup` would keep chosen files together, but its grouping does nothing
     with pytest 9: xdist 3.8 renames a node id pytest 9 no longer reads.)"""
-    n = min(4, cores or os.cpu_count() or 1)
+    n = min(4, max(1, cores or os.cpu_count() or 1))
     return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
 
 
-def pytest_passes(args, system=None):
-    """(title, extra environment, pytest arguments) for each pass of `test`.
+def workers(n, name, nice=0):
+    """pytest-xdist's options for `n` workers named name0, name1 ... (each keeps its own
+    network-guard log and progress file, named after it: tests/conftest.py, so two passes
+    side by side never share one), `nice` lower in priority where the system has that."""
+    spec = "popen//id=%s%d" + ("//nice=%d" % nice if nice and hasattr(os, "nice") else "")
+    return [a for i in range(n) for a in ("--tx", spec % (name, i))] + ["--dist", "loadfile"]
+
+
+# How much lower in priority every other test runs beside the first pass: while the two
+# passes want more than the cores, the first pass's lessons keep their pace.
+BESIDE_NICE = 10
+
+
+def pytest_passes(args, system=None, cores=None):
+    """The passes of `test`, as stages run one after another; the passes of a stage run
+    side by side. Each pass: (title, extra environment, pytest arguments).
 
     Every lesson is executed twice: the instructor version by nbval on a simulated other
     machine (outputs compared), the student version in JupyterLab and Chromium as a class
     runs it (Linux; elsewhere, without the browser test, by nbclient). Every other test
     runs once, on a simulated non-UTF-8 system (the harder case for text files and
     consoles; a UTF-8 system is what the two passes above run on).
+
+    Side by side where the cores allow it. The browser tests mostly wait, for pages, for
+    JupyterLab and for a kernel on one torch thread (measured: 369 s of CPU in 1 039 s), so
+    they run on two workers (one for the lessons, one for the other pages), and every other
+    test beside them on one worker per core (at most 4), lower in priority: those workers take
+    what the browser leaves, and never slow its lessons. Where there is no such priority
+    (Windows), every other test gets the cores the first pass leaves. The simulated other
+    machine runs torch on 2 threads: beside a busy process its training cells slow down
+    several times (lesson 01's nbval: 9.7 s on 1 thread, 24.8 s on 2 with one core busy),
+    so nbval runs alone.
     """
     if args.fast:
-        return [("library and checker tests", {}, ["-m", "not slow and not browser"])]
+        return [[("library and checker tests", {}, ["-m", "not slow and not browser"])]]
     other = ("nbval over every lesson, on a simulated other machine: " + describe(OTHER_MACHINE),
              OTHER_MACHINE, ["notebooks"])
     if args.other_machine:
-        return [other]
+        return [[other]]
     system = system or platform.system()
+    cores = cores or os.cpu_count() or 1
+    every_other = ("every other test, on a simulated non-UTF-8 system: " + describe(NON_UTF8),
+                   NON_UTF8, ["tests", "-m", "not browser and not lessons"])
     if system != "Linux":
         first = ("the student versions, executed top to bottom (the browser test needs Linux "
                  "and Chromium here)", {}, ["tests", "-m", "lessons and not browser"])
     else:
         first = ("the student versions in JupyterLab and headless Chromium, the class board, "
                  "the HTML export", {}, ["tests", "-m", "browser"])
-    return [first, other,
-            ("every other test, on a simulated non-UTF-8 system: " + describe(NON_UTF8), NON_UTF8,
-             ["tests", "-m", "not browser and not lessons"] + parallel())]
+    if cores < 2:
+        return [[first], [other], [every_other]]
+    if system == "Linux":
+        first = first[:2] + (first[2] + workers(2, "browser"),)
+    if hasattr(os, "nice") and system != "Windows":
+        beside = workers(min(4, cores), "other", nice=BESIDE_NICE)
+    else:
+        beside = workers(min(4, cores - 1), "other")
+    return [[first, every_other[:2] + (every_other[2] + beside,)], [other]]
+
+
+def run_side_by_side(program, stage, extra_args):
+    """Run the passes of `stage` at the same time (`program` + a pass's arguments +
+    `extra_args`): the first one's output as it comes, each other's kept in test-artifacts/
+    and shown once it has ended. Returns [(title, exit status, seconds)]."""
+    started = []
+    try:
+        for k, (title, extra, pytest_args) in enumerate(stage):
+            command = [str(c) for c in list(program) + pytest_args + extra_args]
+            log = None
+            if k:
+                log = ROOT / "test-artifacts" / ("test-pass-%d.log" % k)
+                log.parent.mkdir(exist_ok=True)
+                say("== beside it: %s (its output, kept in %s, follows when it ends)"
+                    % (title, log.relative_to(ROOT).as_posix()))
+            else:
+                say("== " + title)
+            out = open(str(log), "wb") if log else None
+            process = subprocess.Popen(command, cwd=str(ROOT), env=with_env(extra), stdout=out,
+                                       stderr=subprocess.STDOUT if out else None)
+            started.append([title, process, out, log, time.monotonic(), None])
+        while any(p[5] is None for p in started):
+            for p in started:
+                if p[5] is None and p[1].poll() is not None:
+                    p[5] = time.monotonic() - p[4]
+            time.sleep(0.2)
+    finally:
+        for title, process, out, log, _, _ in started:
+            if process.poll() is None:                  # interrupted: leave nothing running
+                process.terminate()
+                process.wait()
+            if out:
+                out.close()
+    for title, process, out, log, _, seconds in started[1:]:
+        say("== %s (beside the pass above; %s)" % (title, log.relative_to(ROOT).as_posix()))
+        sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+        sys.stdout.flush()
+    return [(title, process.returncode, seconds) for title, process, _, _, _, seconds in started]
 
 
 def cmd_test(args):
@@ -526,12 +598,17 @@ def cmd_test(args):
     if not (args.fast or args.other_machine) and servers_usable():
         # The hub's isolation tests run students' servers as accounts of their own.
         ensure_environment(SERVERS, args.index, base=shared_python())
-    status = 0
-    for title, extra, pytest_args in pytest_passes(args):
-        say("== " + title)
-        status = run([python, "-m", "pytest"] + pytest_args + args.extra,
-                     env=with_env(extra)) or status
-    return status
+    start, done = time.monotonic(), []
+    for stage in pytest_passes(args):
+        done.append(run_side_by_side([python, "-m", "pytest"], stage, args.extra))
+    if sum(len(stage) for stage in done) > 1:
+        say("== %d passes in %.0f s:" % (sum(len(stage) for stage in done), time.monotonic() - start))
+        for stage in done:
+            for k, (title, status, seconds) in enumerate(stage):
+                say("   %5.0f s  exit %d  %s%s" % (seconds, status, title.split(",")[0].split(":")[0],
+                                                   " (side by side with the pass above)" if k else ""))
+    failed = [status for stage in done for _, status, _ in stage if status]
+    return (failed[0] if failed[0] > 0 else 1) if failed else 0
 
 
 def cmd_execute(args):

@@ -180,7 +180,8 @@ def test_the_hub_refuses_other_systems_in_one_line(monkeypatch, capsys):
 
 def test_every_test_pass_is_in_the_test_command():
     args = course.parser().parse_args(["test"])
-    passes = course.pytest_passes(args, system="Linux")
+    stages = course.pytest_passes(args, system="Linux", cores=2)
+    passes = [p for stage in stages for p in stage]
     envs = [extra for _, extra, _ in passes]
     assert envs[0] == {}
     assert course.OTHER_MACHINE in envs and course.NON_UTF8 in envs
@@ -189,16 +190,97 @@ def test_every_test_pass_is_in_the_test_command():
     from portability import OTHER_MACHINE_ENV
     assert course.OTHER_MACHINE == OTHER_MACHINE_ENV
     assert course.NON_UTF8.items() <= OTHER_MACHINE_ENV.items()
-    assert passes[2][2] == ["tests", "-m", "not browser and not lessons"] + course.parallel()
     assert course.parallel(1) == [] and course.parallel(2) == ["-n", "2", "--dist", "loadfile"]
     assert course.parallel(64)[1] == "4"
     # On Linux the browser test runs the student versions; elsewhere nbclient does.
-    assert passes[0][1:] == ({}, ["tests", "-m", "browser"]) and "student versions" in passes[0][0]
+    assert passes[0][1] == {} and passes[0][2][:3] == ["tests", "-m", "browser"]
+    assert "student versions" in passes[0][0]
     for system in ("Windows", "Darwin"):
-        first = course.pytest_passes(args, system=system)[0]
+        first = course.pytest_passes(args, system=system, cores=2)[0][0]
         assert first[2] == ["tests", "-m", "lessons and not browser"] and "needs Linux" in first[0]
     fast = course.pytest_passes(course.parser().parse_args(["test", "--fast"]))
-    assert fast == [("library and checker tests", {}, ["-m", "not slow and not browser"])]
+    assert fast == [[("library and checker tests", {}, ["-m", "not slow and not browser"])]]
+    other = course.pytest_passes(course.parser().parse_args(["test", "--other-machine"]))
+    assert other == [[passes[-1]]] and passes[-1][2] == ["notebooks"]
+
+
+def _workers(pytest_args):
+    """[(worker id, niceness)] of the xdist workers pytest_args asks for."""
+    specs = [pytest_args[i + 1] for i, a in enumerate(pytest_args) if a == "--tx"]
+    out = []
+    for spec in specs:
+        keys = dict(part.split("=") for part in spec.split("//")[1:])
+        out.append((keys["id"], int(keys.get("nice", 0))))
+    return out
+
+
+@pytest.mark.parametrize("cores", [2, 3, 4, 16])
+def test_passes_side_by_side_never_oversubscribe_the_cores(cores):
+    """Beside the browser pass every other test runs lower in priority (it takes what the
+    browser leaves); nbval on the simulated other machine (2 torch threads) runs alone. Two
+    passes side by side never share an xdist worker name, which names each worker's
+    network-guard log and progress file (tests/conftest.py)."""
+    args = course.parser().parse_args(["test"])
+    stages = course.pytest_passes(args, system="Linux", cores=cores)
+    assert [len(s) for s in stages] == [2, 1]
+    (first, beside), (other,) = stages
+    assert first[2][:3] == ["tests", "-m", "browser"] and first[1] == {}
+    assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]
+    assert beside[1] == course.NON_UTF8 and beside[2][:3] == ["tests", "-m", "not browser and not lessons"]
+    assert _workers(beside[2]) == [(f"other{i}", course.BESIDE_NICE) for i in range(min(4, cores))]
+    assert beside[2][-2:] == ["--dist", "loadfile"]
+    assert not {w for w, _ in _workers(first[2])} & {w for w, _ in _workers(beside[2])}
+    assert other == (other[0], course.OTHER_MACHINE, ["notebooks"]), "nbval must run alone"
+    # Where there is no priority to lower (Windows), every other test gets the cores left over.
+    (first, beside), _ = course.pytest_passes(args, system="Windows", cores=cores)
+    assert _workers(first[2]) == [] and "-n" not in first[2]
+    assert _workers(beside[2]) == [(f"other{i}", 0) for i in range(min(4, cores - 1))]
+    # One core: one pass after another, as before.
+    stages = course.pytest_passes(args, system="Linux", cores=1)
+    assert [len(s) for s in stages] == [1, 1, 1]
+    assert [s[0][2] for s in stages] == [["tests", "-m", "browser"], ["notebooks"],
+                                        ["tests", "-m", "not browser and not lessons"]]
+
+
+def test_xdist_names_and_lowers_its_workers_as_asked(tmp_path):
+    """The worker options course.py gives, in a real pytest-xdist run: the ids (and so the
+    guard logs' names) and the niceness the workers get."""
+    pytest.importorskip("xdist")
+    (tmp_path / "test_w.py").write_text(
+        "import os\n"
+        "def test_one():\n"
+        "    with open('worker.txt', 'w', encoding='utf-8') as f:\n"
+        "        f.write('%s %d' % (os.environ['PYTEST_XDIST_WORKER'], os.nice(0) if hasattr(os, 'nice') else 0))\n",
+        encoding="utf-8")
+    args = course.workers(1, "other", nice=course.BESIDE_NICE)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
+                          "--rootdir", str(tmp_path), *args, "test_w.py"],
+                         cwd=tmp_path, capture_output=True, timeout=300)
+    text = out.stdout.decode("utf-8", "replace")
+    assert out.returncode == 0, text
+    expected = course.BESIDE_NICE + os.nice(0) if hasattr(os, "nice") else 0
+    assert (tmp_path / "worker.txt").read_text(encoding="utf-8") == f"other0 {min(expected, 19)}"
+
+
+FAKE_PASS = "import sys, time; time.sleep(float(sys.argv[1])); print('pass', sys.argv[1]); sys.exit(int(sys.argv[2]))"
+
+
+def test_passes_side_by_side_run_at_once_and_report_in_order(tmp_path, monkeypatch, capfd):
+    """Two real processes: the stage takes as long as its longest pass, not their sum; the
+    second's output is shown after the first's, whole; a failing pass fails the run."""
+    monkeypatch.setattr(course, "ROOT", tmp_path)
+    stage = [("first pass: slow", {}, ["-c", FAKE_PASS, "3.0", "0"]),
+             ("second pass: quick", {"X": "1"}, ["-c", FAKE_PASS, "2.0", "3"])]
+    t0 = time.monotonic()
+    done = course.run_side_by_side([sys.executable], stage, [])
+    took = time.monotonic() - t0
+    assert took < 4.8, f"not side by side: {took:.1f} s for passes of 3 s and 2 s"
+    assert [(t, s) for t, s, _ in done] == [("first pass: slow", 0), ("second pass: quick", 3)]
+    assert 3.0 <= done[0][2] < 4.8 and 2.0 <= done[1][2] < done[0][2], done
+    out = capfd.readouterr().out
+    assert out.index("== first pass: slow") < out.index("== beside it: second pass: quick")
+    assert out.index("pass 3.0") < out.index("== second pass: quick (beside") < out.index("pass 2.0")
+    assert (tmp_path / "test-artifacts" / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 2.0"
 
 
 def test_readme_makefile_and_ci_run_the_same_commands():
@@ -206,9 +288,10 @@ def test_readme_makefile_and_ci_run_the_same_commands():
     for command in ("lab", "test"):
         assert f"python3 course.py {command}" in readme and f"py course.py {command}" in readme
     assert "python3 course.py test" in ci.splitlines(), "CI must run the README's command"
-    # Run as root, CI runs it again as an ordinary account (.ci/unprivileged.py): the same command.
+    # Run as root, CI runs it again as an ordinary account (.ci/unprivileged.py): the same command,
+    # less the tests left to the root pass (tests/test_ci_selection.py).
     assert "python3 .ci/unprivileged.py" in ci
-    assert '["python3", "course.py", "test", *sys.argv[1:]]' in _text(".ci/unprivileged.py")
+    assert '["python3", "course.py", "test", *selection(clone), *sys.argv[1:]]' in _text(".ci/unprivileged.py")
     # Every make target is a thin alias: one line that runs course.py.
     recipes = re.findall(r"^[\w-]+:\n\t(.*)$", makefile, re.M)
     assert len(recipes) >= 9 and all(r.startswith("$(PY) course.py ") for r in recipes), recipes
