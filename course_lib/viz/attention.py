@@ -246,7 +246,9 @@ class ScalingPlot(LivePlot):
     takes d_k among D_K_CHOICES (the curves' points, which set its limits).
     """
 
-    figsize = (9.1, 3.5)      # at most 913 px: shown at full size beside the file browser
+    # at most 913 px wide: shown at full size beside the file browser; 3.1 in tall: with its controls
+    # and caption the explorer fits the notebook's 522 px on a 1366×768 screen (tests/test_browser.py)
+    figsize = (9.1, 3.1)
     _CURVES = (("max_prob", "mean largest weight"), ("grad_norm", "mean ‖∂α/∂s‖"))
     _SCALINGS = ((False, VERMILLION, "--", "no scaling"), (True, BLUE, "-", "÷ √d_k"))
 
@@ -284,7 +286,7 @@ class ScalingPlot(LivePlot):
             _plain_log_ticks(ax, ds)
             ax.tick_params(labelsize=9)       # "256" and "1024" apart on a 2.4 in axis
         self.legend = ax_m.legend(fontsize=9)      # "best" place: found again at each draw
-        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.84, wspace=0.32)
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.82, wspace=0.32)
         return [*self.bars, self.title, *self.lines.values(), *self.markers.values(), self.legend]
 
     def update(self, d_k, scaled):
@@ -371,7 +373,7 @@ class AttentionExplorerPlot(LivePlot):
     heatmap's image and the outline of the query's row move.
     """
 
-    figsize = (9.1, 4.3)      # at most 913 px: shown at full size beside the file browser
+    figsize = (9.1, 3.2)      # ≤ 913 px wide, and short enough for the explorer to fit a laptop screen
 
     def __init__(self, tokens, scores):
         s = _as_matrix("scores", scores)
@@ -397,7 +399,7 @@ class AttentionExplorerPlot(LivePlot):
         self.title = ax_b.set_title(" ")
         attention_matrix_heatmap(torch.zeros(n, n), tokens, ax=ax_h, highlight=query, title="all queries")
         (self.image,), self.outline = ax_h.images, ax_h.patches[-1]
-        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.21, top=0.92, wspace=0.3)
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.27, top=0.91, wspace=0.3)
         return [*self.bars, *self.numbers, self.title, self.image, self.outline]
 
     def update(self, query, temperature):

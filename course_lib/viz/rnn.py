@@ -250,7 +250,7 @@ class GradientNormPlot(LivePlot):
     strength step five (the grey ones do not depend on the radius).
     """
 
-    figsize = (7, 3.8)
+    figsize = (7, 2.9)        # with its controls and caption, the explorer fits a 1366×768 screen
 
     def __init__(self, n=100):
         self.n = n
@@ -281,7 +281,7 @@ class GradientNormPlot(LivePlot):
         ax.set_yticks([10.0 ** e for e in range(-16, 13, 4)])   # plain labels: no mathtext, fast redraws
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.0e}"))
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.14, top=0.9)   # fixed: no tight_layout
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.17, top=0.89)   # fixed: no tight_layout
         return [*self.references, self.bold, self.power, self.one, *self.reference_labels,
                 self.title, self.legend]
 
