@@ -170,6 +170,17 @@ def test_masked_weights_are_not_links_and_repeated_tokens_get_their_position():
     assert "Strongest links — cat → the (0) 0.60, the (2) → the (2) 0.50, cat → cat 0.40." in v.text
 
 
+def test_a_sharp_head_is_a_link_and_a_view_with_few_tokens_is_described():
+    """One-hot rows are what a trained head often gives: links, not noise (only the first row
+    of *causal* attention is the mask's doing). Two source words, one layer: still described."""
+    sharp = [torch.tensor([[[[0.0, 1.0], [1.0, 0.0]]]])]              # not causal: a real link
+    v = show("head", sharp, tokens=["twenty", "one"])
+    assert "twenty → one 1.00" in v.text and "one → twenty 1.00" in v.text
+    m = show("model", {"encoder": sharp, "decoder": [torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]])],
+                       "cross": sharp}, src_tokens=["twenty", "one"], tgt_tokens=["<bos>", "einund"])
+    assert "1 layer × 1 head;" in m.text and "layer 0: head 0: einund → einund 1.00" in m.text
+
+
 def test_byte_level_pieces_are_named_without_their_leading_space():
     attn = [torch.tensor([[[[0.5, 0.5], [0.9, 0.1]]]])]
     v = show("head", attn, tokens=["The", " animal"])

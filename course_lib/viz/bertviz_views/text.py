@@ -55,18 +55,29 @@ def _heads_phrase(heads, n_heads):
     return "the mean of heads " + ", ".join(map(str, heads))
 
 
-def _links(weights, rows, cols, top):
+def _causal(kind):
+    """Whether `kind` is causal attention: square, nothing above the diagonal in any layer."""
+    n_q, n_k = kind.layers[0].shape[-2:]
+    return n_q == n_k > 1 and all(float(a[0].triu(diagonal=1).abs().max()) == 0 for a in kind.layers)
+
+
+def _links(weights, rows, cols, top, causal=False):
     """(weight, row label, col label) of the `top` largest weights of a (n_q, n_k) map.
 
-    A row with a single key to look at (the first token of causal attention: weight 1 on
-    itself, by the mask) says nothing about the model and is left out."""
-    weights = weights.clone()
-    weights[(weights >= 0.005).sum(dim=1) <= 1] = 0
+    In causal attention the first token has one key to look at, itself: its weight 1 is
+    the mask's doing, says nothing about the model, and is left out."""
+    if causal:
+        weights = weights.clone()
+        weights[0] = 0
     flat = weights.flatten()
     k = min(top, flat.numel())
     values, index = flat.topk(k)
     n_k = weights.shape[1]
     return [(float(v), rows[int(i) // n_k], cols[int(i) % n_k]) for v, i in zip(values, index) if v >= 0.005]
+
+
+def _count(n, noun):
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _fmt_link(w, a, b):
@@ -118,15 +129,15 @@ def describe(view, kinds, options) -> TextAlternative:
     strongest, tables, lines = [], [], []
     for kind in kinds:
         body, weights, rows, cols = _per_token(kind, layer, heads)
-        top = _links(weights, rows, cols, 3)
+        top = _links(weights, rows, cols, 3, _causal(kind))
         strongest.append((kind, top))
         caption = (f"{kind.name + ': ' if kind.name else ''}each token on the left and the two tokens "
                    f"it attends to most ({which})")
         tables.append(_table(caption, ["token", "attends most to", "next"], body))
         lines.append(caption + ":")
         lines += [f"  {r[0]}: {', '.join(c for c in r[1:] if c)}" for r in body]
-    summary = "; ".join((f"{_attention_name(k)}: " if k.name else "") + ", ".join(_fmt_link(*t) for t in top)
-                        for k, top in strongest)
+    summary = "; ".join((f"{_attention_name(k)}: " if k.name else "")
+                        + (", ".join(_fmt_link(*t) for t in top) or "none") for k, top in strongest)
     sentence = f"In words: this {view} view opens on {which}. Strongest links — {summary}."
     return _assemble(sentence, "The strongest links of every token, as a table", tables, lines)
 
@@ -136,24 +147,29 @@ def _describe_model(kinds, options, n_layers, n_heads):
     heads = options.get("include_heads") or list(range(n_heads))
     tables, lines, best = [], [], []
     for kind in kinds:
-        rows, cols = _labels(kind.rows), _labels(kind.cols)
+        rows, cols, causal = _labels(kind.rows), _labels(kind.cols), _causal(kind)
         body = []
         for layer in layers:
             found = []
             for h in heads:
                 found += [(w, f"head {h}: {_fmt_link(w, a, b)}") for w, a, b in
-                          _links(kind.layers[layer][0, h], rows, cols, 3)]
+                          _links(kind.layers[layer][0, h], rows, cols, 3, causal)]
             found.sort(key=lambda x: -x[0])
-            body.append([f"layer {layer}"] + [text for _, text in found[:3]])
-            best.append((found[0][0], kind, layer, found[0][1]))
+            body.append([f"layer {layer}"] + [text for _, text in found[:3]] + [""] * (3 - len(found[:3])))
+            if found:
+                best.append((found[0][0], kind, layer, found[0][1]))
         caption = (f"{kind.name + ': ' if kind.name else ''}the three strongest links of each layer, "
                    f"over heads {heads[0]}–{heads[-1]}")
         tables.append(_table(caption, ["layer", "strongest", "second", "third"], body))
         lines.append(caption + ":")
-        lines += [f"  {r[0]}: {'; '.join(r[1:])}" for r in body]
-    w, kind, layer, text = max(best, key=lambda x: x[0])
-    sentence = (f"In words: this model view shows {len(layers)} layers × {len(heads)} heads; its strongest "
-                f"link is in layer {layer}, {text}" + (f" ({_attention_name(kind)})" if kind.name else "") + ".")
+        lines += [f"  {r[0]}: {'; '.join(c for c in r[1:] if c)}" for r in body]
+    sentence = (f"In words: this model view shows {_count(len(layers), 'layer')} × "
+                f"{_count(len(heads), 'head')}")
+    if best:
+        w, kind, layer, text = max(best, key=lambda x: x[0])
+        sentence += (f"; its strongest link is in layer {layer}, {text}"
+                     + (f" ({_attention_name(kind)})" if kind.name else ""))
+    sentence += "."
     return _assemble(sentence, "The strongest links of every layer, as a table", tables, lines)
 
 
