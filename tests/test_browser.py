@@ -575,7 +575,6 @@ _EXPLORER_FIT_JS = """el => {
 TOO_TALL = {
     "03_positional_encodings": "558 px of 522: the table needs 2 px per dimension at d_model 128 (3.4 in); "
                                "the controls beside the figure, or a lower d_model maximum, would fit it",
-    "04_multi_head_attention": "665 px of 522",
     "06_masking_and_decoders": "658 px of 522: the prompt box and four sliders take 210 px above the bars and "
                                "the text; controls beside the figure would fit it",
     "07_cross_attention_encoder_decoder": "1162 px of 522: the whole encoder-decoder diagram; needs another "

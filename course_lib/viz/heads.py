@@ -103,7 +103,9 @@ class AttentionMaps(LivePlot):
     again (once per example: remembered) and the frame drawn again.
     """
 
-    figsize = (4.6, 4.4)
+    # 2.8 in tall, the legend beside the colour bar: with its controls and caption the explorer
+    # fits the 522 px a 1366×768 screen shows beside the file browser (tests/test_browser.py)
+    figsize = (6.8, 2.8)
     redraw_on = ("example",)
 
     def __init__(self, weights, labels, marks=None, title=None):
@@ -145,7 +147,7 @@ class AttentionMaps(LivePlot):
                                self.title_of(example=example, layer=layer, head=head), marks)
         fig.colorbar(self.image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
         if marks:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, fontsize=9, frameon=False)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.38, 1.0), ncol=1, fontsize=9, frameon=False)
         self.rings, self.title = list(ax.collections), ax.title
         self._defaults = {k: getattr(fig.subplotpars, k) for k in ("left", "right", "bottom", "top", "wspace", "hspace")}
         self.example = None             # update lays the figure out for its example
