@@ -261,7 +261,7 @@ def cache_timing_plot(with_cache, without_cache):
     ax.set(xlabel="position of the new token", ylabel="ms for this token", title="one step", ylim=(0, None))
     ax_sum.set(xlabel="position reached", ylabel="seconds in total", title="running total", ylim=(0, None))
     ax.legend(fontsize=9)
-    ax_sum.legend(fontsize=9)
+    ax_sum.legend(fontsize=9, loc="upper left")     # the running totals rise to the right
     fig.tight_layout()
     return describe(fig, "Time per new token against its position; " + "; ".join(said) + ". "
                          + _totals_text(totals), extra_values=medians)
