@@ -1,4 +1,6 @@
 """Shared wiring: controls over a `viz` function, with a figure that follows the hand.
+Length: one module on purpose — the worker that draws the latest value, the controls'
+spoken values and the not-live guard act on the same few objects of one explorer.
 
 `live_figure(viz_fn, **controls)` is the course's `interact`: the controls, then the
 figure, then one status line. Inside a Jupyter kernel the figure is drawn by a worker
