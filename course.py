@@ -630,7 +630,8 @@ def cmd_pack(args):
 def cmd_html(args):
     python = ensure_environment(INSTRUCTOR, args.index)
     lessons = sorted(str(p) for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    return run([python, ROOT / "tools" / "export_html.py"] + lessons + ["--out", args.out])
+    shown = ["--show-solutions"] if args.show_solutions else ["--hide-solutions"] if args.hide_solutions else []
+    return run([python, ROOT / "tools" / "export_html.py"] + lessons + ["--out", args.out] + shown)
 
 
 def cmd_hub(args):
@@ -717,8 +718,15 @@ def parser():
     s.add_argument("dest", nargs="?", default="student_pack")
     s.set_defaults(func=cmd_pack)
 
-    s = sub.add_parser("html", help="every lesson as an HTML page that reads offline")
+    s = sub.add_parser("html", help="every lesson as an HTML page that reads offline",
+                       description="Each exercise's solution sits in a closed 'Solution' disclosure "
+                                   "after the learner's stub, unless one of these says otherwise.")
     s.add_argument("--out", default="build/html")
+    which = s.add_mutually_exclusive_group()
+    which.add_argument("--show-solutions", action="store_true",
+                       help="solutions shown open (an instructor's copy)")
+    which.add_argument("--hide-solutions", action="store_true",
+                       help="no solution at all (a copy to hand to a class)")
     s.set_defaults(func=cmd_html)
 
     s = sub.add_parser("hub", help="a JupyterHub serving the course to a class (Linux)",
