@@ -29,7 +29,7 @@ def state(entry: dict | None) -> str:
         # A solution looked at before the first correct check: the check no longer says
         # what the learner could do alone. Looked at after solving: still solved.
         # (A record from before solved_time was kept: solved first, as far as we know.)
-        if seen is not None and solved is not None and seen <= solved:
+        if seen is not None and solved is not None and seen < solved:
             return SOLVED_AFTER_SOLUTION
         return SOLVED
     if entry.get("last") in (None, "todo") and entry.get("solution_seen") is None:
@@ -78,7 +78,7 @@ def record(exercise: str, lesson: str, status: str, hint: str = "") -> None:
         if status in ("wrong", "crashed"):     # the board's "stuck": several wrong lately
             entry["wrong_times"] = (entry.get("wrong_times", []) + [now])[-WRONG_TIMES_KEPT:]
         if status == "ok" and not entry.get("solved"):
-            entry["solved_time"] = now
+            entry["solved_time"] = time.time()     # unrounded: ordered against solution_seen
         entry["solved"] = entry.get("solved", False) or status == "ok"
         data[exercise] = entry
         _save(path, data)
@@ -94,7 +94,7 @@ def record_solution_seen(exercise: str, lesson: str) -> None:
         data, _ = _load(path)
         entry = data.get(exercise, {"lesson": lesson, "attempts": 0})
         entry.setdefault("lesson", lesson)
-        entry.setdefault("solution_seen", round(time.time(), 1))
+        entry.setdefault("solution_seen", time.time())   # unrounded: ordered against solved_time
         data[exercise] = entry
         _save(path, data)
     except OSError:

@@ -74,7 +74,7 @@ def _cell(entry: dict | None) -> tuple[str, int]:
     last, attempts = entry.get("last"), int(entry.get("attempts", 0))
     # show_solution() before the first correct check (course_lib.classroom.records.state).
     seen, solved_at = entry.get("solution_seen"), entry.get("solved_time")
-    solved = HELPED if seen is not None and solved_at is not None and seen <= solved_at else SOLVED
+    solved = HELPED if seen is not None and solved_at is not None and seen < solved_at else SOLVED
     if last == "ok":
         return solved, attempts
     if last in ("wrong", "crashed"):
