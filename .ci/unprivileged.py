@@ -53,11 +53,13 @@ LEFT_TO_ROOT = {
         "tests/test_translation_exercises.py", "tests/test_bench_char_gpt.py",
         "tests/test_checker_demo_and_crashes.py"],
     "draws figures and drives widgets in memory (matplotlib's Agg, ipywidgets without a front "
-    "end): nothing an account changes": [
-        "tests/test_viz_*.py", "tests/test_widgets_*.py", "tests/test_figure_descriptions.py"],
+    "end) or reads the pixels of the saved ones: nothing an account changes": [
+        "tests/test_viz_*.py", "tests/test_widgets_*.py", "tests/test_figure_descriptions.py",
+        "tests/test_colour_words.py"],
     "reads the repository's own files (lessons, sources, guide, requirements, the chart's "
     "schema) and checks their text: a fresh clone is its account's own, readable the same": [
         "tests/test_environment.py", "tests/test_instructor_guide.py", "tests/test_notebook_a11y.py",
+        "tests/test_glossary.py", "tests/test_ci_selection.py",
         "tests/test_package_layout.py", "tests/test_portable_code.py", "tests/test_hub_kubernetes.py"],
     "reads the pretrained weights and the corpus from the environment the account's own set-up "
     "installed (tests/test_setup.py and the set-up itself run here): the same bytes, and then "
@@ -72,8 +74,12 @@ LEFT_TO_ROOT = {
     "the other lessons in the browser: the same server, Chromium and student-version folder as "
     "lesson 08's run here (and the learner's path: course.py lab, the workspace), only other "
     "cells": ["tests/test_browser.py::test_lesson_in_browser[{lesson}]"],
-    "where a bertviz view lies on a 1366x768 page: layout, no file or permission": [
-        "tests/test_browser.py::test_bertviz_views_fit_beside_the_file_browser"],
+    "where a bertviz view or an explorer lies on a 1366x768 page, and where Tab goes from page "
+    "load: layout and markup, no file or permission (JupyterLab and Chromium as the account: "
+    "lesson 08's browser test, run here)": [
+        "tests/test_browser.py::test_bertviz_views_fit_beside_the_file_browser",
+        "tests/test_browser.py::test_explorers_fit_a_laptop_screen_beside_the_file_browser",
+        "tests/test_keyboard_reach.py"],
     "what axe-core finds in a page does not depend on who built it; building the pages and "
     "opening them in Chromium as the account: tests/test_export_html.py, run here": [
         "tests/test_accessibility.py"],
