@@ -37,7 +37,7 @@ REACH = {
     "03_positional_encodings": 4,
     "04_multi_head_attention": 5,
     "05_transformer_block": 3,
-    "06_masking_and_decoders": 6,
+    "06_masking_and_decoders": 8,
     "07_cross_attention_encoder_decoder": 3,
     "08_training_a_translator": 3,
     "09_transformer_families": 18,

@@ -68,7 +68,12 @@ def _pixels(png):
     return np.asarray(Image.open(io.BytesIO(bytes(png))).convert("RGB")).astype(int)
 
 
-def _settled(w, timeout=30.0):
+# How long a drawing may take at most: a bound on waiting, not a claim about speed (these tests
+# run at low priority beside the browser pass, where a 2 s walk was seen to take over 30 s).
+PATIENCE = 180.0
+
+
+def _settled(w, timeout=PATIENCE):
     """Wait until the figure is current and nothing is left to draw ahead."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -249,13 +254,13 @@ def _walk_with_look_ahead(name):
     first, control = next(iter(w._controls.items()))
     plot = w._viz
     for direction in (+1, +1, -1, -1):
-        assert _settled(w), f"{name}: still drawing ahead after 30 s"
+        assert _settled(w), f"{name}: still drawing ahead after {PATIENCE:.0f} s"
         value = _step(control, direction)
         if value is None:                       # at the end of its range: the other way
             value = _step(control, -direction)
         assert dict(w.values(), **{first: value}) in w._pictures, f"{name}: {first}={value} not drawn ahead"
         control.value = value
-        assert w.wait(30)
+        assert w.wait(PATIENCE), f"{name}: {first}={value} not shown after {PATIENCE:.0f} s"
         plain = plot.figure(**w.values()) if isinstance(plot, LivePlot) else plot(**w.values())
         a, b = _pixels(w.image.value), _pixels(figure_png(plain))
         assert a.shape == b.shape, f"{name} {w.values()}: shown {a.shape}, plain {b.shape}"
