@@ -39,10 +39,8 @@ def _imports_outside_the_solution(source):
     return [line.strip() for line in outside.splitlines() if re.match(r"\s*(import|from)\s", line)]
 
 
-# Known elsewhere, reported in issue 38 for their lessons' owners; this list only shrinks.
-KNOWN = {
-    ("11_a_real_llm.ipynb", "from course_lib.nn import causal_mask, scaled_dot_product_attention"),
-}
+# Exceptions: none left (lesson 11's exercise 11.4 imported in its cell until issue 38 moved it up).
+KNOWN: set = set()
 
 
 def test_exercise_cells_import_nothing_a_rewritten_cell_would_lose():
