@@ -65,6 +65,12 @@ _WHERE = """() => {
 }"""
 
 
+_FIRST_IS_LIVE = """(n) => {
+  const boxes = document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .course-live');
+  return boxes.length === n && !((boxes[0].querySelector('.course-live-note') || {}).textContent);
+}"""
+
+
 def tab_to_first_explorer(page, limit: int) -> tuple[int | None, dict]:
     """Press Tab up to `limit` times; (presses, where) once the focus is on the first
     explorer's first control, else (None, where the focus ended)."""
@@ -148,9 +154,12 @@ def test_run_the_cell_and_the_control_is_live(lab_server, chromium):
         bs.wait_widgets_rendered(page)
         presses, where = tab_to_first_explorer(page, REACH["02_attention"])
         assert presses is not None, where
+        n_boxes = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").count()
         page.keyboard.press("Control+Enter")
         bs.wait_kernel_idle(page)
-        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=30_000)
+        # The cell's new output is in place and live (until then the first explorer on the page
+        # is the next, saved one: seen on a busy machine).
+        page.wait_for_function(_FIRST_IS_LIVE, arg=n_boxes, timeout=60_000)
         page.wait_for_timeout(1000)
         presses, where = tab_to_first_explorer(page, RUN_THEN_TAB)
         assert presses is not None, f"after Ctrl+Enter, {RUN_THEN_TAB} Tabs end at {where}"
