@@ -73,29 +73,9 @@ def pytest_runtest_makereport(item, call):
 LINUX_ONLY = {"test_hub.py", "test_hub_accounts.py", "test_hub_board.py", "test_hub_isolation.py"}
 
 
-# The test files that take longest, longest first (seconds of one worker on the 2-core CI
-# machine, `pytest --durations`: the runaway student 182, the browser's lessons about 560, axe
-# over the export 127, Orca 80, nbgrader's round trip 55, the LLM 50, the class hub 30 ...).
-# They are handed out first: pytest-xdist gives a file to whichever worker is free, in
-# collection order, so a long file that came last would keep one worker busy while the
-# others have nothing left to do.
-SLOW_FIRST = ["test_browser.py", "test_hub_limits.py", "test_accessibility.py", "test_screen_reader.py",
-              "test_keyboard_reach.py", "test_nbgrader.py", "test_llama.py", "test_hub.py",
-              "test_widgets_look_ahead.py", "test_viz_live.py", "test_export_html.py", "test_hub_board.py",
-              "test_translation.py", "test_colour_words.py", "test_viz_streaming.py"]
-
-
-def _slow_rank(item) -> int:
-    name = item.fspath.basename
-    return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
-
-
 def pytest_collection_modifyitems(config, items):
     """nbval cells execute notebooks: they belong to the slow tier, and to the tests that
-    execute whole lessons. The hub's tests skip themselves off Linux. The slowest test files
-    come first (SLOW_FIRST; a stable sort: every file's own order is kept, and the notebooks
-    stay in theirs)."""
-    items.sort(key=_slow_rank)
+    execute whole lessons. The hub's tests skip themselves off Linux."""
     for item in items:
         if sys.platform != "linux" and item.fspath.basename in LINUX_ONLY:
             item.add_marker(pytest.mark.skip(reason="the class hub runs on Linux only"))
