@@ -1,6 +1,7 @@
 """The notebook-level accessibility rules of jupyterlab-a11y-checker, over every lesson file
 (issue 28): images with a text alternative (Markdown images and every figure output),
-headings in order (one `#` title, no level skipped), tables with header cells, link text
+headings in order (one `#` title, no level skipped) and in words (a formula in a heading is
+read flat by a screen reader's heading key: "3. Why divide by d. k. ?", issue 37), tables with header cells, link text
 that says where it goes. (The checker's "contrast in images" rule is covered by the figure
 tests instead: tests/test_figure_descriptions.py checks every figure's text contrast and
 its series under three colour-vision deficiencies.) Each rule is also shown failing on a
@@ -28,6 +29,9 @@ def issues(nb) -> list[str]:
         if cell.cell_type == "markdown":
             text = _markdown(cell)
             levels += [(i, len(m.group(1))) for m in re.finditer(r"^(#{1,6})\s", text, re.M)]
+            for heading in re.findall(r"^#{1,6}\s(.*)$", text, re.M):
+                if "$" in heading:      # a screen reader's heading key reads a formula flat: "d. k."
+                    found.append(f"cell {i}: heading-words: a formula in the heading {heading!r}; say it in words")
             for alt in re.findall(r"!\[([^\]]*)\]\(", text):
                 if not alt.strip():
                     found.append(f"cell {i}: image-alt: a Markdown image without alt text")
@@ -66,6 +70,7 @@ def test_lesson_breaks_no_notebook_accessibility_rule(lesson):
 def test_each_rule_fails_a_planted_notebook():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Title\n### skipped a level\n![](x.png) see [here](a.html)\n"
+                                              "## 3. Why divide by $\\sqrt{d_k}$?\n"
                                               "<table><tr><td>1</td></tr></table>"),
                 nbformat.v4.new_markdown_cell("# a second title")]
     code = nbformat.v4.new_code_cell("plt.show()")
@@ -73,5 +78,5 @@ def test_each_rule_fails_a_planted_notebook():
     nb.cells.append(code)
     found = "\n".join(issues(nb))
     for rule in ("h1 followed by h3", "Markdown image without alt", "[here]", "table without <th>",
-                 "2 level-1 headings", "figure output without a description"):
+                 "2 level-1 headings", "figure output without a description", "formula in the heading"):
         assert rule in found, f"planted {rule!r} not found in:\n{found}"

@@ -1,4 +1,5 @@
-"""Lesson 02 in the course's JupyterLab, read by a real screen reader (issue 37.6).
+"""Lesson 02 in the course's JupyterLab and as its HTML export, read by a real screen reader
+(issue 37.6).
 
 Orca 43 reads Debian's Chromium on a virtual display (tests/screen_reader_support.py);
 keys go through X (xdotool) as a learner's do, and the assertions are on Orca's transcript
@@ -12,11 +13,14 @@ the focus is. One pass, in order, as a learner would:
 4. an arrow: the slider's new value is spoken ("d_k 128"), then one short caption for the
    settled value that leads with it;
 5. browse mode, previous heading (Shift+H): the explorer's heading, then "3. Why divide by
-   √d_k?"; Down reads the lines after it with their formulas' structure ("q dot operator k
-   equals ∑ underscript j … subscript k"), Up back to the heading line says "square root of
-   d, subscript k, root end" (Orca's heading key itself reads the formula flat: "d. k.");
-   nowhere a mathematical italic letter (U+1D400-U+1D7FF, which espeak-ng spells "letter 1
-   D 4 5 1").
+   the square root of the key length?" in words (a formula in a heading was read flat by the
+   heading key: "d. k."); Down reads the lines after it with their formulas' structure
+   ("square root of d, subscript k, root end"; "q dot operator k equals ∑ underscript j …"),
+   Up goes back to the heading;
+6. the same lesson as its HTML export (`course.py html`), browse mode: the heading key (H)
+   reaches the section by its words, Down reads its formulas with their structure;
+and nowhere a mathematical italic letter (U+1D400-U+1D7FF, which espeak-ng spells "letter 1
+D 4 5 1").
 
 Install (Debian, as root): see screen_reader_support.INSTALL; missing, the test is skipped
 with that line. Rerun: `.venv-instructor/bin/python -m pytest tests/test_screen_reader.py -s`
@@ -24,7 +28,11 @@ with that line. Rerun: `.venv-instructor/bin/python -m pytest tests/test_screen_
 """
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,7 +42,12 @@ from test_keyboard_reach import _WHERE, REACH, RUN_THEN_TAB
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+_spec = importlib.util.spec_from_file_location("export_html", bs.ROOT / "tools" / "export_html.py")
+export_html = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(export_html)
+
 LESSON = "02_attention"
+HEADING = "3. Why divide by the square root of the key length?"     # in words: no formula in a heading
 BUDGET_S = 180
 
 
@@ -55,6 +68,7 @@ def test_lesson_02_with_orca():
         log.append(f"[{step}] " + " | ".join(words))
         return words
 
+    export_dir = Path(tempfile.mkdtemp(prefix="course-orca-export-"))
     with bs.LabServer() as lab, srs.ScreenReader() as sr, sync_playwright() as pw:
         port = bs.free_port()
         sr.chromium_app(lab.notebook_url(f"notebooks/{LESSON}.ipynb"), str(bs.CHROMIUM),
@@ -124,7 +138,7 @@ def test_lesson_02_with_orca():
                 if any("Why divide by" in w for w in heading):
                     break
             spoken = " | ".join(heading)
-            assert "Why divide by" in spoken, spoken
+            assert HEADING in spoken, f"the heading key should read the heading's words: {spoken}"
             lines = []
             for i in range(2):
                 lines += note(f"Down {i + 1}", sr.press("Down"))
@@ -132,15 +146,37 @@ def test_lesson_02_with_orca():
             for i in range(2):
                 again += note(f"Up {i + 1}", sr.press("Up"))
             heading_line = " | ".join(again)
-            assert any(w.startswith(("subscript", "underscript", "superscript", "fraction")) for w in lines), lines
-            assert "Why divide by" in heading_line and "square root of d" in heading_line \
-                and "subscript k" in heading_line, heading_line
+            assert any(w.startswith(("subscript", "underscript", "superscript", "fraction", "square root"))
+                       for w in lines), lines
+            assert HEADING in heading_line, heading_line
+
+            # 6. The same lesson as its HTML export (`course.py html`), in browse mode: the heading
+            # key finds the section by its words, and the lines after it read their formulas
+            # with structure (MathJax's assistive MathML).
+            exported = export_html.export([bs.ROOT / "notebooks" / f"{LESSON}.ipynb"], export_dir)[0]
+            page.once("dialog", lambda dialog: dialog.accept())      # leaving the edited notebook
+            page.goto(exported.as_uri())
+            page.wait_for_function("() => document.querySelectorAll('.MJX_Assistive_MathML').length > 10",
+                                   timeout=60_000)
+            note("export load", sr.settle(quiet=2.0, timeout=15))
+            found = []
+            for i in range(12):
+                found = note(f"export h {i + 1}", sr.press("h"))
+                if any(HEADING in w for w in found):
+                    break
+            assert any(HEADING in w for w in found), f"the export's heading key never read {HEADING!r}: {found}"
+            lines = []
+            for i in range(3):
+                lines += note(f"export Down {i + 1}", sr.press("Down"))
+            assert any(w.startswith(("subscript", "underscript", "superscript", "fraction", "square root"))
+                       for w in lines), f"the export's formulas were not read with their structure: {lines}"
         finally:
             transcript = sr.transcript()
             bs.ARTIFACTS.mkdir(parents=True, exist_ok=True)
             (bs.ARTIFACTS / f"{LESSON}-orca.txt").write_text("\n".join(log) + "\n", encoding="utf-8")
             print("\n".join(log))
             browser and browser.close()
+            shutil.rmtree(export_dir, ignore_errors=True)
     italic = sorted({c for w in transcript for c in srs.MATH_ITALIC.findall(w)})
     assert not italic, f"mathematical italic letters reached the speech: {italic}"
     assert not any("letter 1" in w for w in transcript)
