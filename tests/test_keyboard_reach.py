@@ -17,6 +17,7 @@ lesson 02 here and, with Orca, in tests/test_screen_reader.py.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,51 @@ def test_run_the_cell_and_the_control_is_live(lab_server, chromium):
 # control, at most (the cell's toolbar button, then the control: 2 with keys through X and
 # Orca, 3 with playwright's keys, measured).
 RUN_THEN_TAB = 3
+
+
+# Run All, as the kernel sees it: the explorer's cell, then a cell that keeps the kernel busy.
+_BUSY_CELLS = ["from course_lib.widgets import scaling_explorer\n\nscaling_explorer(d_k=64, scaled=False)",
+               "import time\n\ntime.sleep(15)"]
+_STATE = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const box = panel.querySelector('.course-live');
+  const prompts = [...panel.querySelectorAll('.jp-InputPrompt')].map(p => p.textContent.trim());
+  return {box: !!box, notLive: !!box && box.classList.contains('course-not-live'),
+          note: box ? (box.querySelector('.course-live-note') || {}).textContent || '' : '', prompts};
+}"""
+
+
+@pytest.mark.timeout(180)
+def test_an_explorer_is_not_called_dead_while_run_all_keeps_the_kernel_busy(lab_server, chromium):
+    """Issue 37 §4: during Run All the kernel answers an explorer's "are you live?" only after
+    the cells queued behind it. The explorer it just drew must not say "Not live — run this
+    cell" meanwhile (a learner who obeys queues the cell again); once the kernel is idle the
+    answer comes and it is live."""
+    import nbformat
+    from course_lib.widgets._caption import PING_MS
+
+    folder = lab_server.workspace / "busy-check"
+    folder.mkdir(exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in _BUSY_CELLS])
+    nb.metadata["kernelspec"] = nbformat.read(bs.ROOT / "notebooks" / "02_attention.ipynb", as_version=4).metadata["kernelspec"]
+    nbformat.write(nb, folder / "busy.ipynb")
+    context = chromium.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    try:
+        bs.open_notebook(page, lab_server, "busy-check/busy.ipynb")
+        page.locator('.lm-MenuBar-itemLabel:text-is("Run")').click()
+        page.locator('.lm-Menu-item:has(.lm-Menu-itemLabel:text-is("Run All Cells"))').click()
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=90_000)
+        page.wait_for_timeout(PING_MS + 2000)       # past the time a ping may take
+        state = page.evaluate(_STATE)
+        assert "*" in state["prompts"][1], f"the test needs the second cell still running: {state}"
+        assert not state["notLive"] and state["note"] == "", \
+            f"the explorer says it is not live while Run All keeps its kernel busy: {state}"
+        bs.wait_kernel_idle(page, timeout_ms=60_000)
+        page.wait_for_timeout(1000)
+        state = page.evaluate(_STATE)
+        assert state["box"] and not state["notLive"] and state["note"] == "", state
+    finally:
+        context.close()
+        lab_server.shutdown_kernels()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -29,10 +29,11 @@ sits under the figure and, on its explorer (the `.course-live` box it sits in):
 - keeps a control's keys with the control: arrows, Home/End, Page Up/Down (and a
   drop-down's letters) do not reach JupyterLab's notebook shortcuts;
 - asks the kernel, when it renders and when a control is focused, whether the explorer is
-  live (a message the kernel answers); without an answer within `PING_MS` it says so in
-  text and on every control (`aria-describedby`, `aria-disabled`): "Not live — run this
-  cell (Shift+Enter) to use this explorer.", and its controls do not move (keys and
-  pointer are held) until an answer comes.
+  live (a message the kernel answers); without an answer within `PING_MS` — not counting
+  the time JupyterLab shows the notebook busy, e.g. in Run All, when a kernel answers only
+  after its cells — it says so in text and on every control (`aria-describedby`,
+  `aria-disabled`): "Not live — run this cell (Shift+Enter) to use this explorer.", and its
+  controls do not move (keys and pointer are held) until an answer comes.
 A global style (added once) also keeps MathJax's assistive MathML letters plain: Chromium's
 `text-transform: math-auto` on a one-letter `<mi>` otherwise puts mathematical italic code
 points (U+1D451 …) in the accessibility tree, which espeak-ng spells out as "letter 1 D 4 5
@@ -168,8 +169,19 @@ function render({ model, el }) {
     lastPing = now;
     model.send({ ping: now });
     clearTimeout(waiting);
-    waiting = setTimeout(() => setLive(false), PING_MS);
+    waiting = setTimeout(expire, PING_MS);
   };
+  // A kernel running cells (Run All) answers only when they are done: while JupyterLab shows
+  // this notebook busy, or a cell running or queued ("[*]"), keep waiting instead of saying
+  // "not live" of an explorer that is.
+  const busy = () => {
+    const panel = el.closest(".jp-NotebookPanel");
+    if (!panel) return false;
+    const indicator = panel.querySelector(".jp-Notebook-ExecutionIndicator");
+    return (indicator && indicator.getAttribute("data-status") === "busy") ||
+           [...panel.querySelectorAll(".jp-InputPrompt")].some(prompt => prompt.textContent.includes("*"));
+  };
+  const expire = () => { if (busy()) { waiting = setTimeout(expire, PING_MS); } else { setLive(false); } };
   const onMsg = (msg) => { if (msg && msg.pong !== undefined) { clearTimeout(waiting); setLive(true); } };
   model.on("msg:custom", onMsg);
   const inControl = (e) => e.target instanceof Element && e.target.closest(CONTROL) &&
