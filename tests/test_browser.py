@@ -611,8 +611,10 @@ TOO_TALL = {
                                "the text; controls beside the figure would fit it",
     "07_cross_attention_encoder_decoder": "1162 px of 522: the whole encoder-decoder diagram; needs another "
                                           "layout, not a smaller figure",
-    "08_training_a_translator": "754 px of 522: the label-smoothing bars and their controls",
-    "09_transformer_families": "658 px of 522: the attention grid with its controls",
+    "08_training_a_translator": "754 px of 522: the cross-attention map of a long number, one row per German piece, "
+                                "under a text box and two menus",
+    "09_transformer_families": "658 px of 522: a 15 x 15 attention map with its colour bar below it; a bar beside it "
+                               "and a smaller map would fit",
     "10_residual_stream_and_induction_heads": "811 px of 522: a 21 × 21 attention map with every token labelled",
     "11_a_real_llm": "635 px of 522 before issue 37's caption: the prompt box and four sliders take 210 px, as in 06",
 }
