@@ -375,10 +375,12 @@ _WORKING = weakref.WeakSet()       # the explorers with a worker thread
 
 
 @atexit.register
-def _stop_workers(timeout=5.0):
+def _stop_workers(timeout=30.0):
     """At exit (a kernel shut down or restarted), let each worker finish its drawing
     before Python finalises: a daemon thread stopped inside matplotlib's C++ code aborts
-    the process ("terminate called without an active exception")."""
+    the process ("terminate called without an active exception"). A drawing takes a
+    second or two, on a busy machine several times that (5 s was too short beside the test
+    suite); Jupyter stops a kernel that has not exited after its own shutdown wait anyway."""
     for widget in list(_WORKING):
         widget._stop(timeout)
 
