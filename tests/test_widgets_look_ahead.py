@@ -61,7 +61,8 @@ def kernel(monkeypatch):
     shell = Shell()
     monkeypatch.setattr(_wiring, "_kernel_shell", lambda: shell)
     monkeypatch.setattr(_wiring, "CELLS", _look_ahead._CellClock())
-    return shell
+    yield shell
+    _wiring._stop_workers()        # no worker of this test draws beside the next one
 
 
 def _pixels(png):
@@ -224,6 +225,20 @@ def test_course_look_ahead_0_turns_it_off(kernel, monkeypatch):
     assert live_figure(viz, x=W.IntSlider(value=5, max=10))._pictures is not None
 
 
+def test_a_cell_waits_for_the_drawing_in_progress(kernel):
+    """matplotlib is not thread-safe: a cell that starts while the worker draws the
+    learner's last change (or a picture ahead) runs once that drawing is done."""
+    viz = SlowViz(0.5)
+    w = live_figure(viz, x=W.IntSlider(value=0, max=10))
+    kernel.cell_done()
+    w.children[0].value = 3
+    kernel.cell_starts()
+    assert w._up_to_date() and not w._busy, f"the cell started beside the worker drawing x=3 ({viz.calls})"
+    assert viz.calls[-1] == 3 and _wiring.CELLS.running
+    kernel.cell_done()
+    plt.close("all")
+
+
 def test_look_ahead_needs_a_worker():
     with pytest.raises(ValueError, match="look_ahead needs threaded=True"):
         live_figure(_figure, threaded=False, look_ahead=True, value=W.IntSlider())
@@ -243,14 +258,15 @@ def _step(control, direction):
     return cands[0] if cands else None
 
 
-def _walk_with_look_ahead(name):
+def _walk_with_look_ahead(name, kernel):
     """Steps up, up, down, down on the first control of explorer `name`, waiting each time
     for the worker to draw ahead on every control (a live plot goes to each neighbour and
     back): each new value must have been drawn ahead, and the picture shown must be the
-    plain figure's for the controls' values."""
+    plain figure's for the controls' values. The plain figure is drawn in a cell, as a
+    learner's would be: the worker's drawing ahead finishes first and waits for the cell."""
     w = _explorers()[name]()
     assert w._pictures is not None
-    _wiring.CELLS._finished()                   # the explorer's cell is done
+    kernel.cell_done()                          # the explorer's cell is done
     first, control = next(iter(w._controls.items()))
     plot = w._viz
     for direction in (+1, +1, -1, -1):
@@ -261,6 +277,7 @@ def _walk_with_look_ahead(name):
         assert dict(w.values(), **{first: value}) in w._pictures, f"{name}: {first}={value} not drawn ahead"
         control.value = value
         assert w.wait(PATIENCE), f"{name}: {first}={value} not shown after {PATIENCE:.0f} s"
+        kernel.cell_starts()
         plain = plot.figure(**w.values()) if isinstance(plot, LivePlot) else plot(**w.values())
         a, b = _pixels(w.image.value), _pixels(figure_png(plain))
         assert a.shape == b.shape, f"{name} {w.values()}: shown {a.shape}, plain {b.shape}"
@@ -270,11 +287,12 @@ def _walk_with_look_ahead(name):
         assert said is not None and w.caption.text == said.text, \
             f"{name} {w.values()}: caption {w.caption.text!r}, figure says {said and said.text!r}"
         plt.close("all")
+        kernel.cell_done()
 
 
 @pytest.mark.parametrize("name", list(_explorers()))
 def test_each_explorer_shows_the_plain_figure_after_drawing_ahead(name, kernel):
-    _walk_with_look_ahead(name)
+    _walk_with_look_ahead(name, kernel)
 
 
 def test_the_walk_catches_a_picture_kept_under_the_wrong_values(kernel, monkeypatch):
@@ -287,7 +305,7 @@ def test_the_walk_catches_a_picture_kept_under_the_wrong_values(kernel, monkeypa
 
     monkeypatch.setattr(_wiring.LiveFigure, "_draw_ahead", planted)
     with pytest.raises(AssertionError, match="pixels differ"):
-        _walk_with_look_ahead("03")
+        _walk_with_look_ahead("03", kernel)
     plt.close("all")
 
 
@@ -300,7 +318,7 @@ def test_the_walk_catches_a_caption_kept_from_another_picture(kernel, monkeypatc
 
     monkeypatch.setattr(_wiring.LiveFigure, "_draw_ahead", planted)
     with pytest.raises(AssertionError, match="caption"):
-        _walk_with_look_ahead("03")
+        _walk_with_look_ahead("03", kernel)
     plt.close("all")
 
 

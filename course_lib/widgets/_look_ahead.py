@@ -138,14 +138,16 @@ class _CellClock:
     def __init__(self):
         self.running, self.since, self.shells = True, time.monotonic(), set()
 
-    def watch(self, shell) -> None:
-        """Follow `shell`'s cells (called from inside a running cell: it counts as running)."""
+    def watch(self, shell) -> bool:
+        """Follow `shell`'s cells (called from inside a running cell: it counts as running).
+        True the first time `shell` is watched."""
         if id(shell) in self.shells:
-            return
+            return False
         self.shells.add(id(shell))
         self.running = True
         shell.events.register("pre_run_cell", self._started)
         shell.events.register("post_run_cell", self._finished)
+        return True
 
     def _started(self, *_):
         self.running = True

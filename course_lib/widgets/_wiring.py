@@ -154,7 +154,9 @@ class LiveFigure(W.VBox):
         for control in self._controls.values():
             control.observe(self._on_change, names="value")
         if self._pictures is not None and _in_kernel():
-            CELLS.watch(_kernel_shell())
+            shell = _kernel_shell()
+            if CELLS.watch(shell):      # after the clock's own handler: the cell counts as running
+                shell.events.register("pre_run_cell", _let_drawings_finish)
         self._render(0)                 # the first figure, drawn before the cell ends
         if self._pictures is not None:
             with self._lock:
@@ -372,6 +374,19 @@ class LiveFigure(W.VBox):
 
 
 _WORKING = weakref.WeakSet()       # the explorers with a worker thread
+
+
+def _let_drawings_finish(*_, timeout=10.0):
+    """Before a cell runs: let each worker finish the picture it is drawing, and the
+    learner's last change (none starts drawing ahead while the cell runs), so the cell's figures are not drawn beside it:
+    matplotlib is not thread-safe (pyplot's figure registry, text layout), and lesson 00's
+    figure drawn beside a worker came out 558×206 px instead of 592×250 once in a full
+    test run. A drawing takes a second or two; `timeout` bounds the wait."""
+    deadline = time.monotonic() + timeout
+    for widget in list(_WORKING):
+        with widget._lock:
+            widget._lock.wait_for(lambda w=widget: (w._up_to_date() and not w._busy) or w._stopping,
+                                  max(0.0, deadline - time.monotonic()))
 
 
 @atexit.register
