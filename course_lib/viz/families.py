@@ -85,12 +85,19 @@ def _panel_words(w, q, k):
     return words + f", {100 * later:.0f}% of its weight on keys after the query", [later]
 
 
-def _own_maximum_bar(fig, axes, cmap="Blues"):
-    """The colour bar under `axes` for panels that each run from 0 to their own maximum.
+def _own_maximum_bar(fig, axes, cmap="Blues", beside=False):
+    """The colour bar under `axes` (beside them with `beside=True`) for panels that each
+    run from 0 to their own maximum.
 
     Drawn from a fixed 0..1 scale, not from a panel's image: it looks the same for any
     weights (its ends are labelled, not numbered), so a live plot's bar never changes.
     """
+    if beside:      # one panel: the width a laptop's notebook column has to spare, not its height
+        bar = fig.colorbar(ScalarMappable(Normalize(0, 1), cmap=cmap), ax=axes, orientation="vertical",
+                           fraction=0.05, pad=0.03, aspect=30, ticks=[0, 1])
+        bar.ax.set_yticklabels(["0", "its max"])
+        bar.set_label("attention weight: white = 0,\ndarkest = the panel's own maximum", fontsize=9)
+        return bar
     bar = fig.colorbar(ScalarMappable(Normalize(0, 1), cmap=cmap), ax=axes, orientation="horizontal",
                        fraction=0.04, pad=0.02, aspect=50, ticks=[0, 1])
     bar.ax.set_xticklabels(["0", "the panel's largest weight"])
@@ -157,7 +164,7 @@ class PretrainedHeadMap(LivePlot):
     pattern labels, shown in the title. Slider values: sentence (a name), layer, head.
     """
 
-    figsize = (4.6, 4.4)
+    figsize = (5.2, 3.7)      # the colour bar beside the map: with its controls, fits a laptop screen
     # Another sentence: other tokens, so other tick labels and another matrix size, and
     # constrained layout sizes the panel anew. A new figure, not a redraw: laid out again
     # on a figure it already laid out, constrained layout lands ~1 px off a fresh one's.
@@ -198,7 +205,7 @@ class PretrainedHeadMap(LivePlot):
         toks = self.tokens[sentence]
         self.image = draw_attention(ax, torch.from_numpy(self.maps[sentence][layer, head]), toks, toks,
                                     self._title(layer, head))
-        _own_maximum_bar(fig, [ax])
+        _own_maximum_bar(fig, [ax], beside=True)
         self.title = ax.title
         return [self.image, self.title]
 

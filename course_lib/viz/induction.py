@@ -168,7 +168,7 @@ class InductionHeadMap(LivePlot):
     head, example.
     """
 
-    figsize = (6.2, 5.8)
+    figsize = (7.8, 3.55)     # 21 rows of 12 px, the legend beside: with its controls, fits a laptop screen
     redraw_on = ("example",)        # other tokens: other tick labels, laid out again
 
     def __init__(self, attention, tokens, period, title=None):
@@ -211,7 +211,7 @@ class InductionHeadMap(LivePlot):
         target = ax.scatter(j - period + 1, j, s=26, marker="s", facecolors="none", edgecolors=VERMILLION,
                             lw=0.9, label="induction target")
         line = ax.axhline(period + 0.5, color=VERMILLION, lw=0.8, ls=":", label="repeated copy starts below")
-        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize=9, frameon=False)
         # Where a new figure's axes stand before its first layout: constrained layout starts
         # from the axes' current places and is no fixed point (run again on its own result,
         # it moved the colour bar ~1 px), so a redraw starts it from these again.

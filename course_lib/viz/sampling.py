@@ -176,7 +176,8 @@ class BarsOverText(LivePlot):
     """
 
     width = 8.0               # inches
-    extra = 2.6               # inches of figure above and below the text panel's height
+    extra = 1.75              # inches of figure above and below the text panel's height (the bars
+                              # panel's share: small enough that lesson 06's explorer fits a laptop screen)
     bars_ratio = 2.4          # height ratio of the bars panel to the text panel (whose ratio is its height)
     text_base, per_line = 0.5, 0.17
     # The bars as tall as the figure made them before (when it was sized to its text) for

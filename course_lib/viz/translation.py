@@ -308,7 +308,9 @@ def translation_figure(model, data, text="twenty-one", layer=-1, head=-1):
                       textwrap.wrap(f"→ {result['german']}   ({where})", wrap))
     xlabel, ylabel = "English words (keys, values)", "German piece being predicted"
     fig = attention_heatmap(w, out_tokens, result["source"], xlabel=xlabel, ylabel=ylabel, title=title)
-    fig.set_size_inches(width, max(3.2, 0.38 * len(out_tokens) + 1.8 + 0.2 * title.count("\n")))
+    # Rows of 0.24 in (a weight printed in each): the map of a 6-digit number and the widget's
+    # controls fit a laptop screen.
+    fig.set_size_inches(width, max(3.0, 0.24 * len(out_tokens) + 1.5 + 0.2 * title.count("\n")))
     fig.tight_layout()
     what = f"Cross-attention while translating '{' '.join(result['source'])}' into '{result['german']}' ({where})"
     return describe(fig, **_heatmap_words(w.numpy(), out_tokens, result["source"], what, ylabel, xlabel))

@@ -63,6 +63,11 @@ const STYLE = `
 mjx-assistive-mml math, mjx-assistive-mml math * { text-transform: none !important; }
 .course-live.course-not-live > :not(.course-live-head):not(.widget-image):not(.course-caption-box) { opacity: 0.55; }
 .course-live-head h4 { margin: 0.2em 0 0.3em; font-size: 95%%; }
+.course-live.widget-vbox { flex-flow: row wrap; align-items: flex-start; column-gap: 1em; }
+.course-live.widget-vbox::before { content: ""; order: 1; flex: 0 0 100%%; height: 0; }
+.course-live.widget-vbox > .course-live-head { flex: 0 0 100%%; }
+.course-live.widget-vbox > .widget-image, .course-live.widget-vbox > .widget-image ~ * { order: 2; }
+.course-live.widget-vbox > .widget-image ~ * { flex: 0 0 100%%; }
 .course-live-note { margin: 0 0 0.4em; color: #8a1c00; font-size: 90%%; }
 .course-live-note:empty { display: none; }
 `;

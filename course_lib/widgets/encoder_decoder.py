@@ -17,7 +17,7 @@ def shapes_explorer():
     size are drawn again. Returns the widget (`.draw.last_figure` for tests).
     """
     # one label width and one control width: the controls line up, the sliders are long enough
-    look = dict(style={"description_width": "160px"}, layout={"width": "460px"})
+    look = dict(style={"description_width": "160px"}, layout={"width": "440px"})   # two on a line
     return live_figure(
         EncoderDecoderDiagram(d_ff=None, n_layers=2),        # d_ff = 4 · d_model
         batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),

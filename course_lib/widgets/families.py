@@ -20,7 +20,7 @@ def pretrained_head_explorer(attention, tokens, labels=None):
     """
     plot = PretrainedHeadMap(attention, tokens, labels)     # checks the shapes
     style = {"description_width": "80px"}   # one label width: the controls line up
-    wide = {"width": "380px"}
+    wide = {"width": "280px"}       # the three on one line of the notebook column
     names = list(plot.maps)
     return live_figure(
         plot,

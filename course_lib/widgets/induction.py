@@ -32,7 +32,7 @@ def induction_head_browser(model, tokens, period):
                 f"induction {ind[layer, head]:.2f}")
 
     style = {"description_width": "80px"}   # one label width: the controls line up
-    wide = {"width": "380px"}
+    wide = {"width": "280px"}       # the three on one line of the notebook column
     return live_figure(
         InductionHeadMap(attn, labels, period, title),
         layer=W.IntSlider(value=1, min=0, max=n_layers - 1, description="layer", style=style, layout=wide),

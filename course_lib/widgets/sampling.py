@@ -18,7 +18,7 @@ CONTROL_STYLE = {"description_width": "110px"}   # one label width: the controls
 def sampling_controls(prompt, top_k_max, top_k_value=0):
     """The controls lessons 06 and 11 share: a prompt box, temperature, top-k (0 = off), seed."""
     return dict(
-        prompt=W.Textarea(value=prompt, description="prompt", rows=3, continuous_update=False, style=CONTROL_STYLE,
+        prompt=W.Textarea(value=prompt, description="prompt", rows=2, continuous_update=False, style=CONTROL_STYLE,
                           layout={"width": "600px"}),
         temperature=W.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature T",
                                   continuous_update=False, style=CONTROL_STYLE, layout={"width": "420px"}),

@@ -37,12 +37,18 @@ def translator_widget(model, data, text="twenty-one"):
     widget = W.interactive(
         update,
         text=W.Text(value=text, description="English or a number", continuous_update=False,
-                    style={"description_width": "initial"}, layout=W.Layout(width="460px")),
+                    style={"description_width": "initial"}, layout=W.Layout(width="390px")),
         layer=W.Dropdown(options=[("mean of layers", -1)] + [(f"layer {i}", i) for i in range(layers)],
-                         value=-1, description="decoder layer"),
+                         value=-1, description="decoder layer", style={"description_width": "initial"},
+                         layout=W.Layout(width="250px")),
         head=W.Dropdown(options=[("mean of heads", -1)] + [(f"head {i}", i) for i in range(heads)],
-                        value=-1, description="head"),
+                        value=-1, description="head", style={"description_width": "initial"},
+                        layout=W.Layout(width="200px")),
     )
+    # The three controls on one line, the figure under them: the map of a long number and its
+    # controls fit a laptop screen (1366 × 768) beside JupyterLab's file browser.
+    widget.layout.flex_flow = "row wrap"
+    widget.children[-1].layout.flex = "0 0 100%"
     widget.draw = draw
     return widget
 
