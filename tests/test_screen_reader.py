@@ -49,6 +49,7 @@ _spec.loader.exec_module(export_html)
 LESSON = "02_attention"
 HEADING = "3. Why divide by the square root of the key length?"     # in words: no formula in a heading
 BUDGET_S = 180
+READ_S = 20.0      # a key that reads a line: how long Orca may take to start saying it (no wait once said)
 
 
 def _where(page) -> dict:
@@ -143,12 +144,14 @@ def test_lesson_02_with_orca():
                     break
             spoken = " | ".join(heading)
             assert HEADING in spoken, f"the heading key should read the heading's words: {spoken}"
+            # Each of these keys reads a line: wait up to READ_S for its first word (beside the
+            # whole suite Orca once said nothing within 6 s after the second Up).
             lines = []
             for i in range(2):
-                lines += note(f"Down {i + 1}", sr.press("Down"))
+                lines += note(f"Down {i + 1}", sr.press("Down", first=READ_S))
             again = []
             for i in range(2):
-                again += note(f"Up {i + 1}", sr.press("Up"))
+                again += note(f"Up {i + 1}", sr.press("Up", first=READ_S))
             heading_line = " | ".join(again)
             assert any(w.startswith(("subscript", "underscript", "superscript", "fraction", "square root"))
                        for w in lines), lines
@@ -165,13 +168,13 @@ def test_lesson_02_with_orca():
             note("export load", sr.settle(quiet=2.0, timeout=15))
             found = []
             for i in range(12):
-                found = note(f"export h {i + 1}", sr.press("h"))
+                found = note(f"export h {i + 1}", sr.press("h", first=READ_S))
                 if any(HEADING in w for w in found):
                     break
             assert any(HEADING in w for w in found), f"the export's heading key never read {HEADING!r}: {found}"
             lines = []
             for i in range(3):
-                lines += note(f"export Down {i + 1}", sr.press("Down"))
+                lines += note(f"export Down {i + 1}", sr.press("Down", first=READ_S))
             assert any(w.startswith(("subscript", "underscript", "superscript", "fraction", "square root"))
                        for w in lines), f"the export's formulas were not read with their structure: {lines}"
         finally:

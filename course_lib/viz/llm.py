@@ -151,7 +151,7 @@ class GenerationPanel(BarsOverText):
     number of bars, T = 0. A new T or seed, and every partial answer, moves artists only.
     """
 
-    width, extra, bars_ratio = 8.5, 2.2, 2.5
+    width, extra, bars_ratio = 8.5, 2.2, 1.3     # bars_ratio below ~1.8: see BarsOverText.bars_ratio
     text_base, per_line = 0.4, 0.18
     typical_lines, max_lines = 3, 14      # 3: a one-line prompt and 30 new tokens
     fontsize = 8.5

@@ -178,7 +178,8 @@ class BarsOverText(LivePlot):
     width = 8.0               # inches
     extra = 1.75              # inches of figure above and below the text panel's height (the bars
                               # panel's share: small enough that lesson 06's explorer fits a laptop screen)
-    bars_ratio = 2.4          # height ratio of the bars panel to the text panel (whose ratio is its height)
+    bars_ratio = 1.3          # height ratio of the bars panel to the text panel (whose ratio is its height):
+                              # at most ~1.8 with this `extra`, or a short text is cut (tests/test_viz_streaming.py)
     text_base, per_line = 0.5, 0.17
     # The bars as tall as the figure made them before (when it was sized to its text) for
     # lesson 06's default sample; never more lines than max_lines.

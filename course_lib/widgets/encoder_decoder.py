@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from ..viz.encoder_decoder import EncoderDecoderDiagram
+from ..viz.shape_table import ShapeTable
 from ._wiring import live_figure
 
 __all__ = ["shapes_explorer"]
@@ -13,13 +13,15 @@ def shapes_explorer():
     """Sliders on batch, n_src, n_tgt, d_model, h and the target vocabulary size.
 
     Each new set of sizes runs a fresh model of those sizes (once: remembered) and shows
-    the shapes it produced; the diagram is drawn once, then only its texts that show a
-    size are drawn again. Returns the widget (`.draw.last_figure` for tests).
+    the shapes it produced, as a table of the tensors lesson 07's diagram labels (the
+    diagram itself, under these controls, would not fit a laptop screen); the table is
+    drawn once, then only its shapes are drawn again. Returns the widget
+    (`.draw.last_figure` for tests).
     """
     # one label width and one control width: the controls line up, the sliders are long enough
     look = dict(style={"description_width": "160px"}, layout={"width": "440px"})   # two on a line
     return live_figure(
-        EncoderDecoderDiagram(d_ff=None, n_layers=2),        # d_ff = 4 · d_model
+        ShapeTable(d_ff=None, n_layers=2),        # d_ff = 4 · d_model
         batch=W.IntSlider(value=2, min=1, max=8, description="batch", **look),
         n_src=W.IntSlider(value=5, min=1, max=12, description="n_src (source length)", **look),
         n_tgt=W.IntSlider(value=3, min=1, max=12, description="n_tgt (target length)", **look),
