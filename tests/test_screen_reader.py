@@ -126,10 +126,11 @@ def test_lesson_02_with_orca():
             # 4. One step: the new value, then one short caption leading with it.
             after = note("Right", sr.press("Right", quiet=2.5, timeout=20))
             # The caption comes once the new figure is drawn: on a busy machine (the whole suite
-            # beside) after the window above. Wait for it in the page, then listen.
+            # beside) after the window above. Wait for it in the page, then listen (beside the
+            # suite Orca once took more than 4 s to start reading it).
             page.wait_for_function("() => [...document.querySelectorAll('.course-caption')]"
                                    ".some(c => c.textContent.startsWith('d sub k 128'))", timeout=60_000)
-            after += note("settled", sr.settle(quiet=2.5, timeout=12, first=4))
+            after += note("settled", sr.settle(quiet=2.5, timeout=READ_S + 5, first=READ_S))
             assert any("d_k 128" in w for w in after), f"the slider's new value was not spoken: {after}"
             captions = [w for w in after if w.startswith("d sub k 128")]
             assert len(captions) == 1, f"expected one caption for d_k 128, Orca said: {after}"
