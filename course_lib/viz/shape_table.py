@@ -52,8 +52,9 @@ class ShapeTable(EncoderDecoderDiagram):
             spine.set_visible(False)
         self.header = ax.text(0.01, 0.97, _header(**values), fontsize=10.5, weight="bold", va="top")
         self.shape_texts = []
-        for x, title, cells in ((0.01, f"encoder ({self.n_layers} layers)", self._cells(**values)[0]),
-                                (0.51, f"decoder ({self.n_layers} layers)", self._cells(**values)[1])):
+        encoder, decoder = self._cells(**values)
+        for x, title, cells in ((0.01, f"encoder ({self.n_layers} layers)", encoder),
+                                (0.51, f"decoder ({self.n_layers} layers)", decoder)):
             ax.text(x, _TOP + 0.045, title, fontsize=10, weight="bold", va="bottom")
             for k, (stage, shape) in enumerate(cells):
                 y = _TOP - k * _ROW

@@ -377,11 +377,11 @@ _WORKING = weakref.WeakSet()       # the explorers with a worker thread
 
 
 def _let_drawings_finish(*_, timeout=10.0):
-    """Before a cell runs: let each worker finish the picture it is drawing, and the
-    learner's last change (none starts drawing ahead while the cell runs), so the cell's figures are not drawn beside it:
-    matplotlib is not thread-safe (pyplot's figure registry, text layout), and lesson 00's
-    figure drawn beside a worker came out 558×206 px instead of 592×250 once in a full
-    test run. A drawing takes a second or two; `timeout` bounds the wait."""
+    """Before a cell runs: let each worker finish the picture it is drawing and the
+    learner's last change (none starts drawing ahead while the cell runs), so the cell's
+    figures are not drawn beside it: matplotlib is not thread-safe, and lesson 00's figure
+    drawn beside a worker came out 558×206 px instead of 592×250 once in a full test run.
+    A drawing takes a second or two; `timeout` bounds the wait."""
     deadline = time.monotonic() + timeout
     for widget in list(_WORKING):
         with widget._lock:
