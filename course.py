@@ -4,9 +4,9 @@
     python course.py test     set up (first time only) and run every test
 
 On Windows, type `py` where this says `python`; on macOS and Linux, `python3` where
-`python` is missing. Other commands: `test --fast` (no notebooks, no browser),
-`test --other-machine`, `execute`, `student`, `pack`, `html`, `hub` (Linux),
-`grade`, `clean`; `python course.py COMMAND --help` says more.
+`python` is missing. Other commands: `test --fast` (the library and the checkers),
+`test --lesson 05` (what proves one lesson), `test --other-machine`, `execute`, `student`,
+`pack`, `html`, `hub` (Linux), `grade`, `clean`; `python course.py COMMAND --help` says more.
 
 Two environments, made with `venv` from the Python that runs this file:
   .venv/             the learner's: what the lessons import (requirements.txt and the
@@ -446,6 +446,108 @@ def describe(extra):
     return " ".join("%s=%s" % kv for kv in extra.items())
 
 
+# --------------------------------------------------------------------------- the test browser
+# The browser tests (Linux) drive Chromium or Chrome through Playwright. Which one: the one
+# $COURSE_CHROMIUM names, else the first of these on PATH (Debian's is /usr/bin/chromium), else
+# the one Playwright downloads (`python -m playwright install chromium`) into its own folder.
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+PLAYWRIGHT_DOWNLOAD = "https://cdn.playwright.dev"
+# The screen-reader test's programs (tests/screen_reader_support.py says why each is needed).
+SCREEN_READER = ("Xvfb", "orca", "xdotool", "openbox", "dbus-daemon", "gdbus", "speech-dispatcher",
+                 "/usr/libexec/at-spi-bus-launcher", "/usr/libexec/at-spi2-registryd")
+SCREEN_READER_PACKAGES = ("xvfb orca at-spi2-core dbus-x11 speech-dispatcher speech-dispatcher-espeak-ng "
+                          "espeak-ng xdotool python3-pyatspi gir1.2-atspi-2.0 libatk-adaptor openbox")
+
+
+def find_browser(environ=None, which=shutil.which):
+    """(path, None): the browser the tests will drive; (None, why): $COURSE_CHROMIUM names
+    something that is not there; (None, None): no browser found."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("COURSE_CHROMIUM")
+    if chosen:
+        if os.path.isfile(chosen) and os.access(chosen, os.X_OK):
+            return chosen, None
+        return None, ("COURSE_CHROMIUM=%s is not a program here: point it at Chromium or Chrome, "
+                      "or unset it" % chosen)
+    for name in BROWSERS:
+        found = which(name, path=environ.get("PATH", os.defpath))
+        if found:
+            return found, None
+    home = environ.get("PLAYWRIGHT_BROWSERS_PATH") or os.path.join(
+        environ.get("HOME", "~"), ".cache", "ms-playwright")
+    own = sorted(Path(home).glob("chromium-*/chrome-linux*/chrome"))
+    return (str(own[-1]), None) if own else (None, None)
+
+
+def ensure_browser(args, environ=None, euid=None, which=shutil.which):
+    """The browser for the browser tests, found before any test runs: installed first (said in
+    one line) where none is found and this can install Debian's (root, apt-get), as .ci/run
+    does. None when there is none and COURSE_ALLOW_NO_BROWSER=1 (the other tests run, and the
+    summary says the browser tests did not). Otherwise a CourseError: one line, and the command
+    that fixes it. Playwright's own browser is downloaded instead where its host answers."""
+    environ = os.environ if environ is None else environ
+    path, why = find_browser(environ, which)
+    if path or why:
+        if why:
+            raise CourseError(why)
+        return path
+    euid = (os.geteuid() if hasattr(os, "geteuid") else 1) if euid is None else euid
+    apt = which("apt-get", path=environ.get("PATH", os.defpath))
+    if euid == 0 and apt:
+        say("No Chromium or Chrome here for the browser tests: installing Debian's chromium "
+            "(apt-get install chromium), as .ci/run does ...")
+        quiet = dict(environ, DEBIAN_FRONTEND="noninteractive")
+        if run([apt, "update", "-qq"], env=quiet) == 0 and \
+                run([apt, "install", "-y", "-qq", "chromium"], env=quiet) == 0:
+            path, why = find_browser(environ, which)
+            if path:
+                return path
+        raise CourseError("installing Debian's chromium failed (above): install it by hand "
+                          "(apt-get install chromium), or set COURSE_ALLOW_NO_BROWSER=1 to run "
+                          "the other tests without the browser")
+    if environ.get("COURSE_ALLOW_NO_BROWSER") == "1":
+        return None
+    if index_unreachable(environ.get("PLAYWRIGHT_DOWNLOAD_HOST", PLAYWRIGHT_DOWNLOAD)) is None:
+        python = ensure_environment(INSTRUCTOR, args.index)
+        say("No Chromium or Chrome here for the browser tests: downloading Playwright's "
+            "(python -m playwright install chromium) ...")
+        run([python, "-m", "playwright", "install", "chromium"], env=dict(environ))
+        path, _ = find_browser(environ, which)
+        if path:
+            return path
+    raise CourseError(
+        "no Chromium or Chrome for the browser tests (none of %s on PATH, none in Playwright's "
+        "folder): as root on Debian/Ubuntu `apt-get install chromium`, or "
+        "`%s -m playwright install chromium` where it can download; or set "
+        "COURSE_CHROMIUM=/path/to/chrome; COURSE_ALLOW_NO_BROWSER=1 runs the other tests without it"
+        % (", ".join(BROWSERS), os.path.relpath(str(venv_python(venv_dir(INSTRUCTOR))), str(ROOT))))
+
+
+def screen_reader_missing(which=shutil.which):
+    """What of the screen-reader test's stack is not installed here."""
+    return [p for p in SCREEN_READER
+            if not (os.access(p, os.X_OK) if p.startswith("/") else which(p))]
+
+
+def not_run(args, browser, system=None, environ=None, which=shutil.which):
+    """The lines the summary adds for what did not run here, and why."""
+    environ = os.environ if environ is None else environ
+    if (system or platform.system()) != "Linux" or args.fast or args.other_machine:
+        return []
+    lines = []
+    if not browser:
+        lines.append("not run: the browser tests (no Chromium or Chrome here, and "
+                     "COURSE_ALLOW_NO_BROWSER=1); the student versions ran in nbclient instead")
+    lessons = lesson_numbers(getattr(args, "lesson", None))
+    gone = screen_reader_missing(which)
+    if browser and gone and (not lessons or "02" in lessons) \
+            and environ.get("COURSE_REQUIRE_SCREEN_READER") != "1":
+        lines.append("skipped: the screen-reader test (Orca reads lesson 02): %s missing; as root "
+                     "on Debian/Ubuntu: apt-get install --no-install-recommends %s"
+                     % (", ".join(os.path.basename(g) for g in gone), SCREEN_READER_PACKAGES))
+    return lines
+
+
 # --------------------------------------------------------------------------- commands
 def servers_usable(system=None, euid=None):
     """Whether the servers' environment is of use here: for a hub run as root on Linux
@@ -505,7 +607,7 @@ def workers(n, name, nice=0):
 BESIDE_NICE = 10
 
 
-def pytest_passes(args, system=None, cores=None):
+def pytest_passes(args, system=None, cores=None, browser=True):
     """The passes of `test`, as stages run one after another; the passes of a stage run
     side by side. Each pass: (title, extra environment, pytest arguments).
 
@@ -524,9 +626,16 @@ def pytest_passes(args, system=None, cores=None):
     machine runs torch on 2 threads: beside a busy process its training cells slow down
     several times (lesson 01's nbval: 9.7 s on 1 thread, 24.8 s on 2 with one core busy),
     so nbval runs alone.
+
+    `browser`: False where no browser could be found (COURSE_ALLOW_NO_BROWSER=1): the student
+    versions are executed by nbclient instead. `args.lesson` ("05", "02,05"): the same passes
+    for those lessons' tests only.
     """
     if args.fast:
-        return [[("library and checker tests", {}, ["-m", "not slow and not browser"])]]
+        # No path: the testpaths, or the files given after --fast; never the notebooks' cells.
+        # A worker per core (at most 4): the checkers' tests alone are 20 s of CPU.
+        return [[("library and checker tests", {}, ["-m", "not slow and not browser", "--ignore=notebooks"]
+                  + parallel(cores))]]
     other = ("nbval over every lesson, on a simulated other machine: " + describe(OTHER_MACHINE),
              OTHER_MACHINE, ["notebooks"])
     if args.other_machine:
@@ -538,18 +647,53 @@ def pytest_passes(args, system=None, cores=None):
     if system != "Linux":
         first = ("the student versions, executed top to bottom (the browser test needs Linux "
                  "and Chromium here)", {}, ["tests", "-m", "lessons and not browser"])
+    elif not browser:
+        first = ("the student versions, executed top to bottom (no browser here: the browser "
+                 "tests did not run)", {}, ["tests", "-m", "lessons and not browser"])
     else:
         first = ("the student versions in JupyterLab and headless Chromium, the class board, "
                  "the HTML export", {}, ["tests", "-m", "browser"])
+    lessons = lesson_numbers(getattr(args, "lesson", None))
+    if lessons:
+        # One lesson's tests (tests/conftest.py says which are whose): few, so one worker each.
+        name = "lesson%s %s" % ("s" if len(lessons) > 1 else "", ", ".join(lessons))
+        chosen = ["--lesson", ",".join(lessons)]
+        if "Chromium" in first[0]:
+            title = "its student version in JupyterLab and headless Chromium, its keyboard and screen-reader routes"
+        else:
+            title = "its student version, executed top to bottom" + first[0].split("top to bottom")[1]
+        first = (name + ": " + title, first[1], first[2] + chosen)
+        every_other = (name + ": its checkers, figures and explorers, on a simulated non-UTF-8 "
+                       "system: " + describe(NON_UTF8), NON_UTF8, every_other[2] + chosen)
+        other = (name + ": nbval on a simulated other machine: " + describe(OTHER_MACHINE),
+                 OTHER_MACHINE, [p.relative_to(ROOT).as_posix() for p in lesson_notebooks(lessons)])
     if cores < 2:
         return [[first], [other], [every_other]]
-    if system == "Linux":
+    if system == "Linux" and browser:
         first = first[:2] + (first[2] + workers(2, "browser"),)
+    n = 1 if lessons else min(4, cores)
     if hasattr(os, "nice") and system != "Windows":
-        beside = workers(min(4, cores), "other", nice=BESIDE_NICE)
+        beside = workers(n, "other", nice=BESIDE_NICE)
     else:
-        beside = workers(min(4, cores - 1), "other")
+        beside = workers(min(n, cores - 1), "other")
     return [[first, every_other[:2] + (every_other[2] + beside,)], [other]]
+
+
+def lesson_numbers(spec):
+    """["02", "05"] for --lesson "2,05"; [] for none. An unknown lesson is a CourseError."""
+    if not spec:
+        return []
+    wanted = [w.strip().zfill(2) for w in spec.split(",") if w.strip()]
+    known = sorted(p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    unknown = [w for w in wanted if w not in known]
+    if unknown or not wanted:
+        raise CourseError("--lesson %s: no such lesson %s (the lessons: %s)"
+                          % (spec, ", ".join(unknown), ", ".join(known)))
+    return sorted(set(wanted))
+
+
+def lesson_notebooks(lessons):
+    return [p for n in lessons for p in sorted((ROOT / "notebooks").glob(n + "_*.ipynb"))]
 
 
 def run_side_by_side(program, stage, extra_args):
@@ -592,23 +736,41 @@ def run_side_by_side(program, stage, extra_args):
 
 
 def cmd_test(args):
-    if not (args.fast or args.other_machine):
+    lesson_numbers(args.lesson)                     # an unknown lesson: one line, before anything
+    full = not (args.fast or args.other_machine)
+    browser = None
+    if full and platform.system() == "Linux":       # before any set-up or test: found, or one line
+        browser = ensure_browser(args)
+    if full:
         ensure_environment(LEARNER, args.index)     # the browser test opens the lab as a learner does
     python = ensure_environment(INSTRUCTOR, args.index)
-    if not (args.fast or args.other_machine) and servers_usable():
+    if full and servers_usable() and not args.lesson:
         # The hub's isolation tests run students' servers as accounts of their own.
         ensure_environment(SERVERS, args.index, base=shared_python())
+    extra = {"COURSE_CHROMIUM": browser} if browser else {}
     start, done = time.monotonic(), []
-    for stage in pytest_passes(args):
+    for stage in pytest_passes(args, browser=browser is not None or platform.system() != "Linux"):
+        stage = [(title, dict(env, **extra), pytest_args) for title, env, pytest_args in stage]
         done.append(run_side_by_side([python, "-m", "pytest"], stage, args.extra))
     if sum(len(stage) for stage in done) > 1:
         say("== %d passes in %.0f s:" % (sum(len(stage) for stage in done), time.monotonic() - start))
         for stage in done:
             for k, (title, status, seconds) in enumerate(stage):
-                say("   %5.0f s  exit %d  %s%s" % (seconds, status, title.split(",")[0].split(":")[0],
+                say("   %5.0f s  exit %d  %s%s" % (seconds, status, short_title(title),
                                                    " (side by side with the pass above)" if k else ""))
+    for line in not_run(args, browser):
+        say("   " + line)
     failed = [status for stage in done for _, status, _ in stage if status]
     return (failed[0] if failed[0] > 0 else 1) if failed else 0
+
+
+def short_title(title):
+    """A pass's title up to its first comma or colon ("lesson 05: " kept in front)."""
+    lesson = ""
+    if title.startswith("lesson"):
+        lesson, _, title = title.partition(": ")
+    short = title.split(",")[0].split(":")[0]
+    return lesson + ": " + short if lesson else short
 
 
 def cmd_execute(args):
@@ -620,6 +782,12 @@ def cmd_execute(args):
 def cmd_student(args):
     python = ensure_environment(LEARNER, args.index)
     return run([python, "-m", "course_lib.classroom.student", "build", "notebooks", args.dest])
+
+
+def cmd_questions(args):
+    python = ensure_environment(LEARNER, args.index)
+    lesson = ["--lesson", args.lesson] if args.lesson else []
+    return run([python, "-m", "course_lib.exercises.concepts"] + lesson)
 
 
 def cmd_pack(args):
@@ -701,9 +869,14 @@ def parser():
                        % (describe(OTHER_MACHINE), describe(NON_UTF8)))
     group = s.add_mutually_exclusive_group()
     group.add_argument("--fast", action="store_true",
-                       help="library and checker tests only (no notebooks, no browser)")
+                       help="the library's and the checkers' tests only (no notebooks, figures, "
+                            "browser, tools or hub: tests/conftest.py FULL_SUITE_ONLY)")
     group.add_argument("--other-machine", action="store_true",
                        help="only nbval over every lesson on the simulated other machine")
+    group.add_argument("--lesson", metavar="NN[,NN]",
+                       help="only what proves these lessons (e.g. 05, or 02,05): nbval on the "
+                            "simulated other machine, the student version in the browser, their "
+                            "checkers', figures' and explorers' tests (tests/conftest.py)")
     s.set_defaults(func=cmd_test)
 
     s = sub.add_parser("execute", help="re-execute lessons in place (outputs, widget state saved)")
@@ -713,6 +886,10 @@ def parser():
     s = sub.add_parser("student", help="the student version of every lesson (solutions stripped)")
     s.add_argument("dest", nargs="?", default="student")
     s.set_defaults(func=cmd_student)
+
+    s = sub.add_parser("questions", help="every lesson's concept checks, one a line (id, kind, first words)")
+    s.add_argument("--lesson", help="only these lessons: 02, 2 or 02,05")
+    s.set_defaults(func=cmd_questions)
 
     s = sub.add_parser("pack", help="the pack to hand out: student notebooks + assets, zipped")
     s.add_argument("dest", nargs="?", default="student_pack")

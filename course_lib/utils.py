@@ -6,7 +6,8 @@ import sys
 
 import torch
 
-__all__ = ["seed_everything", "pick_device", "set_threads", "equal_up_to", "peak_memory_mb"]
+__all__ = ["seed_everything", "pick_device", "set_threads", "equal_up_to", "peak_memory_mb",
+           "error_in_one_line"]
 
 
 def seed_everything(seed=0):
@@ -100,3 +101,42 @@ def peak_memory_mb():
         return psutil.Process().memory_info().peak_wset / 1e6
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6
+
+
+class error_in_one_line:  # noqa: N801  (used as `with error_in_one_line():`, like a function)
+    """An error raised on purpose in this block is shown as its last line only.
+
+    A lesson that demonstrates an error (a key that is not there, a table too short) wants
+    the learner to read the error's one-line message, not thirty lines of traceback through
+    torch. In IPython (JupyterLab, nbclient) this sets the traceback mode to "Minimal" (what
+    `%xmode Minimal` does) for the rest of this one cell; once the cell has run, the mode is
+    restored, and `%tb` in a new cell prints the whole traceback. The error itself still
+    propagates: the cell fails, as nbval's raises-exception tag expects. Outside IPython, or
+    when the block raises nothing, it changes nothing.
+    """
+
+    def __enter__(self):
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            get_ipython = lambda: None  # noqa: E731
+        self._shell = get_ipython()
+        if self._shell is not None and hasattr(self._shell, "InteractiveTB"):
+            self._before = self._shell.InteractiveTB.mode
+            self._shell.InteractiveTB.set_mode(mode="Minimal")
+        else:
+            self._shell = None
+        return self
+
+    def _restore(self, *_):
+        self._shell.InteractiveTB.set_mode(mode=self._before)
+        if self._restore in self._shell.events.callbacks["post_run_cell"]:
+            self._shell.events.unregister("post_run_cell", self._restore)
+
+    def __exit__(self, kind, error, tb):
+        if self._shell is not None:
+            if kind is None:
+                self._restore()
+            else:   # IPython shows the cell's error after this block: restore the mode after that
+                self._shell.events.register("post_run_cell", self._restore)
+        return False    # never swallow the error

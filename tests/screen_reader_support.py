@@ -39,7 +39,8 @@ BINARIES = ("Xvfb", "orca", "xdotool", "openbox", "dbus-daemon", "gdbus", "speec
 LIBEXEC = ("/usr/libexec/at-spi-bus-launcher", "/usr/libexec/at-spi2-registryd")
 MATH_ITALIC = re.compile("[\U0001D400-\U0001D7FF]")
 
-_SPOKEN = re.compile(r"SPEECH DISPATCHER: Speaking '(.*)'\s*$")
+# One utterance; a text with a line break (a check's verdict and its "Stuck?" line) spans lines.
+_SPOKEN = re.compile(r"SPEECH DISPATCHER: Speaking '(.*?)'[ \t]*$", re.M | re.S)
 
 
 def missing() -> list[str]:
@@ -70,12 +71,10 @@ def _free_display() -> int:
 def utterances_of(log_text: str) -> list[str]:
     """The texts Orca spoke, in order (its SSML marks dropped)."""
     out = []
-    for line in log_text.splitlines():
-        m = _SPOKEN.search(line)
-        if m:
-            text = html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
-            if text:
-                out.append(text)
+    for m in _SPOKEN.finditer(log_text):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", m.group(1))).split())
+        if text:
+            out.append(text)
     return out
 
 
@@ -168,6 +167,9 @@ class ScreenReader:
                     os.killpg(p.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+        keep = os.environ.get("COURSE_ORCA_DEBUG_COPY")      # where to keep Orca's debug log, if set
+        if keep and self.log.exists():
+            shutil.copy(self.log, keep)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self) -> "ScreenReader":

@@ -2,7 +2,9 @@
 their own servers — alice's right, bob's with a planted mistake — and the instructor's
 board at /services/class-board/ shows both, with bob's hint, within 10 s; a student
 asking for the board gets 403; the board's account may read the verdict records and
-nothing else (its group owns RECORDS/<student>/, mode 2750; homes stay 700)."""
+nothing else (its group owns RECORDS/<student>/, mode 2750; homes stay 700). The class votes
+(issue 42 §3): alice and bob answer a concept check in their servers, bob changes his mind; the
+teacher's votes page shows both rounds without names (with them on ?names=1); alice gets 403."""
 from __future__ import annotations
 
 import html
@@ -138,3 +140,49 @@ def test_the_board_in_chromium_at_1366x768(hub):
                 page.screenshot(path=str(shot), full_page=False)
         finally:
             browser.close()
+
+
+# A concept answer as the student's kernel records it (the course's recorder, to the progress
+# file the hub gives the server): the first answer kept, the latest replaced.
+VOTE = ("from course_lib.classroom.records import record_answer\n"
+        "assert record_answer({qid!r}, {lesson!r}, {answer!r}, {right!r}), 'not recorded'\n")
+
+
+def _counts(page: str, label: str) -> list[int]:
+    """The first-vote and latest-vote counts of the row that starts with `label`."""
+    row = re.search(rf'<th scope="row">{re.escape(label)}.*?</th>(.*?)</tr>', page, re.S)
+    assert row, f"no row {label!r} in {page[-1500:]}"
+    return [int(n) for n in re.findall(r"<b>(\d+)</b>", row.group(1))]
+
+
+@pytest.mark.timeout(300)
+def test_the_class_votes_reach_the_teacher_without_names(hub):
+    import votes
+    question = next((q for q in votes.concept_questions() if q.kind != "number"), None)
+    assert question, "no multiple-choice concept check in the course"
+    right = question.right_key()
+    wrong = next(question.option_key(i) for i in range(len(question.options)) if question.option_key(i) != right)
+    for user, answer in (("alice", right), ("bob", wrong), ("bob", right)):   # bob votes again
+        code = VOTE.format(qid=question.id, lesson=question.lesson, answer=answer, right=answer == right)
+        run = run_as_student(hub, user, f"vote_{user}.ipynb", code)
+        assert run.completed, run
+    voted = time.monotonic()
+    teacher = client.login(hub.url, "teacher", PASSWORDS["teacher"])
+    url = f"{hub.url}/services/class-board/?view=votes&question={question.id}"
+    page = ""
+    while time.monotonic() - voted < 10:
+        r = teacher.get(url, timeout=10)
+        page = r.text if r.status_code == 200 else ""
+        if f"<caption>{question.id}: votes" in page and _counts(page, f"{right}. ") == [1, 2]:
+            break
+        time.sleep(0.5)
+    assert f"<caption>{question.id}: votes" in page, f"{r.status_code} {r.text[:300]}\n{hub.log_tail(3000)}"
+    assert _counts(page, f"{right}. ") == [1, 2] and _counts(page, f"{wrong}. ") == [1, 0]
+    assert "right answer</strong>" in page
+    assert "alice" not in page and "bob" not in page, "a name on the projected page"
+    named = teacher.get(url + "&names=1", timeout=30).text
+    assert '<span class="names">alice, bob</span>' in named and '<span class="names">bob</span>' in named
+
+    student = client.login(hub.url, "alice", PASSWORDS["alice"])
+    r = student.get(url + "&names=1", timeout=30)
+    assert r.status_code == 403 and "bob" not in r.text

@@ -2,6 +2,7 @@
 port stops it with one line before Jupyter starts."""
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -74,6 +75,8 @@ def test_free_port_execs_jupyterlab_on_loopback(tmp_path):
     assert "--no-browser" in args
     assert f"--ServerApp.root_dir={tmp_path / 'my-course'}" in args
     assert args[-1] == "notebooks/00_start_here.ipynb"
+    # The address Jupyter prints and opens is lesson 00's, not the Launcher's (issue 45).
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb" in args
     assert (tmp_path / "my-course" / "notebooks" / "00_start_here.ipynb").is_file()
 
 
@@ -114,5 +117,14 @@ def test_lab_serves_on_loopback_only():
                      if c.status == psutil.CONN_LISTEN}
         assert all(ip == "127.0.0.1" for ip, _ in listening), listening
         log = server.log_text()
-        assert f"http://127.0.0.1:{server.port}/lab" in log, server.log_tail()
+        # The address it prints is lesson 00 of the learner's workspace (the README's promise),
+        # and the server's root leads there too.
+        lesson00 = f"http://127.0.0.1:{server.port}/lab/tree/notebooks/00_start_here.ipynb?token="
+        assert lesson00 in log, server.log_tail()
+        assert f"http://127.0.0.1:{server.port}/lab?token=" not in log, server.log_tail()
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/")
+        where = conn.getresponse().getheader("Location", "")
+        conn.close()
+        assert where.split("?")[0].endswith("/lab/tree/notebooks/00_start_here.ipynb"), where
         assert "0.0.0.0" not in log

@@ -198,8 +198,9 @@ def test_every_test_pass_is_in_the_test_command():
     for system in ("Windows", "Darwin"):
         first = course.pytest_passes(args, system=system, cores=2)[0][0]
         assert first[2] == ["tests", "-m", "lessons and not browser"] and "needs Linux" in first[0]
-    fast = course.pytest_passes(course.parser().parse_args(["test", "--fast"]))
-    assert fast == [[("library and checker tests", {}, ["-m", "not slow and not browser"])]]
+    fast = course.pytest_passes(course.parser().parse_args(["test", "--fast"]), cores=2)
+    assert fast == [[("library and checker tests", {},
+                      ["-m", "not slow and not browser", "--ignore=notebooks", "-n", "2", "--dist", "loadfile"])]]
     other = course.pytest_passes(course.parser().parse_args(["test", "--other-machine"]))
     assert other == [[passes[-1]]] and passes[-1][2] == ["notebooks"]
 
@@ -467,3 +468,118 @@ def test_setup_all_builds_every_environment_that_can_be_used_here(system, euid, 
     # The help says what `all` holds.
     text = " ".join(course.parser()._subparsers._group_actions[0].choices["setup"].format_help().split())
     assert "all: learner and instructor, and servers too on Linux as root" in text
+
+
+# --------------------------------------------------------------------------- one lesson's tests
+def test_one_lesson_gets_the_same_passes_for_its_own_tests():
+    """`test --lesson 05`: the browser, its other tests and nbval of that notebook alone, with
+    --lesson for tests/conftest.py to keep that lesson's tests (tests/test_lesson_selection.py)."""
+    args = course.parser().parse_args(["test", "--lesson", "5"])
+    (first, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)
+    assert first[2][:5] == ["tests", "-m", "browser", "--lesson", "05"] and first[1] == {}
+    assert beside[1] == course.NON_UTF8
+    assert beside[2][:5] == ["tests", "-m", "not browser and not lessons", "--lesson", "05"]
+    assert _workers(beside[2]) == [("other0", course.BESIDE_NICE)]        # a few tests: one worker
+    assert other[1] == course.OTHER_MACHINE and other[2] == ["notebooks/05_transformer_block.ipynb"]
+    assert [course.short_title(t) for t, _, _ in (first, beside, other)] == [
+        "lesson 05: its student version in JupyterLab and headless Chromium", "lesson 05: its checkers",
+        "lesson 05: nbval on a simulated other machine"]
+    args = course.parser().parse_args(["test", "--lesson", "02,05"])
+    _, (other,) = course.pytest_passes(args, system="Linux", cores=2)
+    assert other[2] == ["notebooks/02_attention.ipynb", "notebooks/05_transformer_block.ipynb"]
+    with pytest.raises(course.CourseError, match="no such lesson 13 .the lessons: 00, 01"):
+        course.lesson_numbers("13")
+    with pytest.raises(SystemExit):
+        course.parser().parse_args(["test", "--fast", "--lesson", "05"])
+
+
+# --------------------------------------------------------------------------- the test browser
+def _program(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n", encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
+def test_the_browser_is_found_where_chromium_chrome_or_playwright_put_it(tmp_path):
+    bin_dir = tmp_path / "bin"
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path / "home")}
+    assert course.find_browser(env) == (None, None)
+    own = _program(tmp_path / "home" / ".cache" / "ms-playwright" / "chromium-1200" / "chrome-linux" / "chrome")
+    assert course.find_browser(env) == (own, None)                        # Playwright's own, last
+    chrome = _program(bin_dir / "google-chrome")
+    assert course.find_browser(env) == (chrome, None)
+    chromium = _program(bin_dir / "chromium")
+    assert course.find_browser(env) == (chromium, None)                   # Debian's first
+    assert course.find_browser(dict(env, COURSE_CHROMIUM=chrome)) == (chrome, None)
+    path, why = course.find_browser(dict(env, COURSE_CHROMIUM=str(tmp_path / "gone")))
+    assert path is None and why.startswith(f"COURSE_CHROMIUM={tmp_path / 'gone'} is not a program")
+
+
+NO_BROWSER = {"PATH": "", "HOME": "/nonexistent", "PLAYWRIGHT_BROWSERS_PATH": "/nonexistent",
+              "PLAYWRIGHT_DOWNLOAD_HOST": "file:///nonexistent"}
+
+
+def test_without_a_browser_root_installs_debians_and_says_so(monkeypatch, capsys):
+    args = course.parser().parse_args(["test"])
+    ran, installed = [], []
+    monkeypatch.setattr(course, "run", lambda command, env=None: ran.append(command) or installed.append(1) or 0)
+    monkeypatch.setattr(course, "find_browser", lambda environ, which: ("/usr/bin/chromium", None) if installed
+                        else (None, None))
+    which = {"apt-get": "/usr/bin/apt-get"}.get
+    assert course.ensure_browser(args, NO_BROWSER, euid=0, which=lambda n, path=None: which(n)) == "/usr/bin/chromium"
+    assert ran == [["/usr/bin/apt-get", "update", "-qq"], ["/usr/bin/apt-get", "install", "-y", "-qq", "chromium"]]
+    said = capsys.readouterr().out.strip().splitlines()
+    assert len(said) == 1 and "installing Debian's chromium" in said[0], said
+
+
+def test_without_a_browser_an_account_stops_in_one_line_or_runs_the_rest_when_asked(monkeypatch):
+    args = course.parser().parse_args(["test"])
+    monkeypatch.setattr(course, "ensure_environment", lambda *a, **k: pytest.fail("set up anyway"))
+    none = lambda name, path=None: None                                    # noqa: E731
+    with pytest.raises(course.CourseError) as stop:
+        course.ensure_browser(args, NO_BROWSER, euid=1000, which=none)
+    line = str(stop.value)
+    assert "\n" not in line and "apt-get install chromium" in line and "playwright install chromium" in line
+    assert "COURSE_ALLOW_NO_BROWSER=1" in line
+    assert course.ensure_browser(args, dict(NO_BROWSER, COURSE_ALLOW_NO_BROWSER="1"), euid=1000, which=none) is None
+    # Then the student versions run in nbclient, and the summary says what did not run.
+    (first, _), _ = course.pytest_passes(args, system="Linux", cores=2, browser=False)
+    assert first[2][:3] == ["tests", "-m", "lessons and not browser"] and "no browser here" in first[0]
+    lines = course.not_run(args, None, system="Linux", environ={}, which=none)
+    assert lines[0].startswith("not run: the browser tests") and len(lines) == 1
+
+
+def test_a_missing_screen_reader_is_named_in_the_summary():
+    args = course.parser().parse_args(["test"])
+    none = lambda name, path=None: None                                    # noqa: E731
+    lines = course.not_run(args, "/usr/bin/chromium", system="Linux", environ={}, which=none)
+    assert len(lines) == 1 and lines[0].startswith("skipped: the screen-reader test") and "orca" in lines[0]
+    assert course.SCREEN_READER_PACKAGES in lines[0]
+    assert course.not_run(args, "/usr/bin/chromium", system="Linux", environ={"COURSE_REQUIRE_SCREEN_READER": "1"},
+                          which=none) == []                               # CI: the test fails instead
+    lesson05 = course.parser().parse_args(["test", "--lesson", "05"])
+    assert course.not_run(lesson05, "/usr/bin/chromium", system="Linux", environ={}, which=none) == []
+    # One list of what the screen reader needs: the test's own.
+    import screen_reader_support as sr
+    assert set(course.SCREEN_READER) == set(sr.BINARIES) | set(sr.LIBEXEC)
+    assert course.SCREEN_READER_PACKAGES == sr.PACKAGES
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the browser tests run on Linux")
+@pytest.mark.parametrize("env, words", [
+    (NO_BROWSER, "apt-get install chromium"),
+    (dict(NO_BROWSER, COURSE_CHROMIUM="/nonexistent/chromium"), "COURSE_CHROMIUM=/nonexistent/chromium"),
+])
+def test_a_machine_without_a_browser_stops_in_seconds_with_one_line(env, words):
+    """The README's second command on a machine with no Chromium (simulated: nothing on PATH, no
+    Playwright browser, no download host) stops before setting up or running anything."""
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, str(ROOT / "course.py"), "test"], cwd=ROOT, env=env,
+                         capture_output=True, timeout=120)
+    took = time.monotonic() - t0
+    err = out.stderr.decode("utf-8", "replace").strip().splitlines()
+    assert out.returncode == 1 and out.stdout == b"" and len(err) == 1, (out.stdout, err)
+    assert err[0].startswith("course.py: ") and words in err[0], err[0]
+    assert took < 15, f"{took:.1f} s to say there is no browser"

@@ -59,7 +59,9 @@ def test_layer_profile_follows_its_tick_labels_from_any_start(full_draws):
     for wiring in ("low", "flat", "low"):   # other curves, same ticks: the frame is kept
         plot(wiring=wiring, depth=6)
     assert full_draws == []
-    plot(wiring="vanishing", depth=6)       # down to 1e-23: wider tick labels, a new layout
+    plot(wiring="vanishing", depth=6)       # down to 1e-23: the y range is fixed, the frame is kept
+    assert full_draws == []
+    plot(wiring="flat", depth=24)           # more blocks: other x ticks, a new frame
     assert len(full_draws) == 1
 
 

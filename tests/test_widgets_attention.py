@@ -59,6 +59,22 @@ def test_attention_trials_include_masked_and_unmasked_calls():
 
 # ------------------------------------------------------------------ widgets
 
+def test_the_explorers_score_std_follows_sqrt_d_k():
+    """Issue 45: the explorer printed std 18.2 at d_k = 128 and 17.8 at 256 (a new random query
+    per value), right after the lesson's "std ≈ √d_k". Its std is now the one over many queries:
+    rising with d_k, within 10 % of √d_k; near 1 whatever d_k with the scaling."""
+    import re
+
+    from course_lib.viz.attention import D_K_CHOICES, ScalingPlot
+    plot = ScalingPlot()
+    stds = {sc: [float(re.search(r"score std ([\d.]+)", plot.describe(d, sc)["text"]).group(1))
+                 for d in D_K_CHOICES] for sc in (False, True)}
+    assert all(a < b for a, b in zip(stds[False], stds[False][1:])), stds[False]
+    for d, std in zip(D_K_CHOICES, stds[False]):
+        assert std == pytest.approx(math.sqrt(d), rel=0.1), (d, std)
+    assert all(abs(std - 1) < 0.1 for std in stds[True]), stds[True]
+
+
 def test_d_k_slider_and_scaling_toggle_redraw_the_weights():
     w = scaling_explorer(d_k=4, scaled=False)
     d_k, scaled = w.children[:2]

@@ -69,6 +69,18 @@ def test_the_lessons_sizes_all_differ_and_the_committed_svg_shows_them():
         "assets/encoder_decoder_shapes.svg is out of date: run python tools/encoder_decoder_svg.py"
 
 
+
+def test_the_committed_diagram_fits_a_laptop_screen():
+    """Issue 45 §4: the SVG was 960 × 826 px, shown 907 × 780 px, where a 1366 × 768 screen shows
+    ~522 px of a notebook beside JupyterLab's file browser. A browser draws an SVG at its own
+    size (96 px an inch), and the notebook column is 913 px wide there."""
+    import re
+
+    svg = (Path(__file__).resolve().parent.parent / "assets" / "encoder_decoder_shapes.svg").read_text(encoding="utf-8")
+    width, height = (float(v) * 96 / 72 for v in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+    assert width <= 913 and height <= 560, f"the diagram is {width:.0f} × {height:.0f} px"
+    assert "<title>The encoder-decoder with the shape of every tensor</title>" in svg
+
 def test_moving_a_slider_changes_the_drawn_shapes():
     w = shapes_explorer()
     w.update()

@@ -323,7 +323,7 @@ def test_the_walk_catches_a_caption_kept_from_another_picture(kernel, monkeypatc
 
 
 _EXIT_WHILE_DRAWING = r"""
-import sys, time, atexit
+import sys, threading, time, atexit
 import matplotlib
 matplotlib.use("Agg")
 import ipywidgets as W
@@ -332,21 +332,37 @@ from course_lib.widgets import _wiring
 
 import torch
 
-def viz(x):                          # slow, inside C++ code that lets other threads run (a model)
-    a = torch.randn(500, 500)
-    for _ in range(100 if x != 5 else 0):   # the first picture (5) at once; those ahead slowly
-        a = torch.tanh(a @ a)
+PLANTED = sys.argv[1] == "planted"
+drawing_ahead = threading.Event()    # set by the worker once it is inside a drawing ahead
+
+def viz(x):                          # a model run: C++ code that lets other threads run
+    a = torch.randn(300, 300)
+    if x != 5:                       # the first picture (5) at once; those ahead slowly
+        drawing_ahead.set()
+        steps = 0
+        while PLANTED or steps < 100:    # planted: still drawing whenever the exit comes
+            a = torch.tanh(a @ a)
+            steps += 1
     fig = Figure(figsize=(1, 1))
     fig.add_subplot().set_title(str(x))
     return fig
 
-if sys.argv[1] == "planted":         # the planted mistake: no waiting for the workers at exit
+
+class HoldFinalisation:
+    # Dropped when Python clears __main__, after it has begun finalising: from then on a
+    # thread that wants the interpreter back is ended. Sleeping here gives the planted
+    # worker, between two short torch calls, the seconds it needs to come back inside
+    # C++ code, so the abort does not depend on how the machine schedules it.
+    def __del__(self, sleep=time.sleep):
+        sleep(5)
+
+
+if PLANTED:                          # the planted mistake: no waiting for the workers at exit
     atexit.unregister(_wiring._stop_workers)
+    hold = HoldFinalisation()
 widget = _wiring.live_figure(viz, threaded=True, look_ahead=True, x=W.IntSlider(value=5, max=10))
-deadline = time.monotonic() + 30
-while not widget._busy and time.monotonic() < deadline:
-    time.sleep(0.01)
-time.sleep(0.1)                     # its worker is drawing ahead now, inside torch
+if not drawing_ahead.wait(60):
+    sys.exit("the worker never started drawing ahead")
 """
 
 
@@ -354,11 +370,16 @@ time.sleep(0.1)                     # its worker is drawing ahead now, inside to
 def test_exiting_while_a_worker_draws_ahead_is_a_clean_exit(planted):
     """A kernel shut down while an explorer draws ahead must exit, not abort (a daemon
     thread stopped inside C++ code calls std::terminate). The planted version, which does
-    not wait for the workers, aborts (here: every time, the drawing being a model run)."""
+    not wait for the workers, aborts every time: the script exits only once the worker is
+    inside a drawing that never ends, and holds Python's finalisation open long enough for
+    the worker to come back from torch into the interpreter there (the crash itself)."""
     import subprocess
     import sys
     from pathlib import Path
 
+    if planted and sys.version_info >= (3, 14):
+        pytest.skip("Python 3.14 parks a thread that wants the interpreter back during "
+                    "finalisation instead of ending it (gh-87135): the planted crash cannot happen")
     root = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, "-c", _EXIT_WHILE_DRAWING, "planted" if planted else "as-built"],
                           cwd=root, capture_output=True, timeout=120)

@@ -84,6 +84,9 @@ def lab_command(port: int, token: str | None, open_browser: bool, root: Path = R
         f"--ServerApp.root_dir={root}",
         "--LabApp.news_url=",              # offline: no news feed fetch
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        # The address Jupyter prints (and `/` redirects to) is lesson 00, not the Launcher:
+        # JupyterLab's own default_url ("/lab") wins over ServerApp's, so it is set here.
+        f"--LabApp.default_url=/lab/tree/{FIRST_LESSON}",
     ]
     if token is not None:
         cmd.append(f"--IdentityProvider.token={token}")

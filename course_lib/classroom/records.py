@@ -3,6 +3,10 @@
 Each check writes its latest verdict — and, when wrong, the hint it showed — to
 `~/.transformers-course/progress.json` (or $COURSE_PROGRESS_FILE). Nothing leaves the machine;
 on the class hub the file sits where the instructor's class board may read it (never the code). A corrupt file is set aside, not trusted.
+Concept checks (course_lib.exercises.concepts) are kept apart, under the key "concept_checks":
+{"2.q1": {"lesson": "02", "first": "b", "first_right": false, "first_time": …, "latest": "c",
+"right": true, "attempts": 2, "time": …}} — the first answer stays as it was, the latest
+follows each new answer ("first"/"latest": an option's letter or the number as typed).
 `course_lib.classroom.progress` turns the file into the table `show_progress()` prints; the two
 are apart so that the checkers (which record) and the table (which lists the checkers) do not
 import each other.
@@ -99,6 +103,43 @@ def record_solution_seen(exercise: str, lesson: str) -> None:
         _save(path, data)
     except OSError:
         pass
+
+
+CONCEPTS = "concept_checks"      # the key of the concept checks' answers (never an exercise)
+
+
+def record_answer(question_id: str, lesson: str, answer: str, right: bool) -> bool:
+    """Store an answer to concept check `question_id` ("2.q1") of `lesson` ("02"): the first
+    answer is kept as first (with whether it was right), the latest and the number of answers
+    follow every new one. Returns whether it was stored; never raises (progress is a
+    convenience), and refuses quietly what is not an answer."""
+    if not (isinstance(question_id, str) and isinstance(lesson, str) and isinstance(answer, str)
+            and isinstance(right, bool)):
+        return False
+    path = progress_file()
+    try:
+        data, _ = _load(path)
+        answers = data.setdefault(CONCEPTS, {})
+        now = round(time.time(), 1)
+        entry = answers.get(question_id)
+        if not isinstance(entry, dict) or "first" not in entry:
+            entry = {"lesson": lesson, "first": answer, "first_right": right, "first_time": now,
+                     "attempts": 0}
+        entry.update(lesson=lesson, latest=answer, right=right, time=now,
+                     attempts=int(entry.get("attempts", 0)) + 1)
+        answers[question_id] = entry
+        _save(path, data)
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def concept_answers(data: dict | None = None) -> dict:
+    """{question id: entry} from the progress file (or from `data`, a loaded file)."""
+    if data is None:
+        data, _ = _load(progress_file())
+    found = data.get(CONCEPTS, {})
+    return {k: v for k, v in found.items() if isinstance(v, dict)} if isinstance(found, dict) else {}
 
 
 def _save(path: Path, data: dict) -> None:

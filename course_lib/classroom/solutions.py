@@ -96,37 +96,45 @@ def find(which: str, folder: Path | None = None) -> Solution:
 def show_solution(which: str) -> None:
     """Show exercise `which`'s solution ("2.1" or "softmax") and record that you looked.
 
-    Prints one line instead when this copy of the course has no solutions (a class copy)."""
+    Says one line instead when this copy of the course has no solutions (a class copy). The
+    heading is announced to a screen reader (`speak.say`); the code follows in a disclosure,
+    read when asked for, line by line."""
+    from .speak import say
+
     if not solutions_enabled():
-        print("Solutions are not part of this class's copy of the course: ask your instructor.")
+        say("Solutions are not part of this class's copy of the course: ask your instructor.")
         return
     folder = instructor_lessons()
     if not any(folder.glob("[0-9][0-9]_*.ipynb")):
-        print("This copy of the course has no solutions (no instructor lessons in "
-              f"{folder}): ask your instructor.")
+        say("This copy of the course has no solutions (no instructor lessons in "
+            f"{folder}): ask your instructor.")
         return
     try:
         s = find(which, folder)
     except LookupError as e:
-        print(str(e))
+        say(str(e))
         return
     from .records import record_solution_seen
 
     record_solution_seen(s.name, s.lesson[:2])     # "02": as the checkers record the lesson
-    header = (f"Solution to exercise {s.number} ({s.title}), from the instructor's version of "
-              f"{s.lesson}. Your progress now records that you looked.")
-    _display(header, s.code)
+    lines = len(s.code.splitlines())
+    say(f"Solution to exercise {s.number} ({s.title}), from the instructor's version of "
+        f"{s.lesson}: one way to solve it. Compare it with yours, then close it and write your "
+        f"own. Once yours passes, your progress lists it as solved after seeing the solution: "
+        f"one to redo later, from memory. The code, {lines} lines, is under “Show the code” below.")
+    _display_code(s.code)
 
 
-def _display(header: str, code: str) -> None:
-    """Code as a highlighted block in a notebook; plain text elsewhere."""
+def _display_code(code: str) -> None:
+    """The code in a closed disclosure ("Show the code"), highlighted, in a notebook; plain
+    text elsewhere."""
     try:
         from IPython import get_ipython
         from IPython.display import Markdown, display
         if get_ipython() is not None:
-            display(Markdown(f"**{header}**\n\n```python\n{code}\n```"))
+            # Blank lines around the fence: Markdown inside an HTML block is read as Markdown.
+            display(Markdown(f"<details><summary>Show the code</summary>\n\n```python\n{code}\n```\n\n</details>"))
             return
     except ImportError:
         pass
-    print(header)
     print(code)

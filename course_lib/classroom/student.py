@@ -4,7 +4,10 @@ In the instructor notebooks a solution sits between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION`` (the nbgrader convention), always inside a function or class
 body. The student version replaces the region with a stub that raises
 ``NotImplementedError`` naming the exercise; the checker right after it prints
-"not solved yet", so "Run All" still reaches the end.
+"not solved yet", so "Run All" still reaches the end. Every output is cleared — so a
+prediction's answer (a cell tagged "concept-answer") is not there before the student predicts,
+and no concept check holds an answer (the saved widget state goes too). nbgrader's graded cells
+stay, their hidden tests stripped: this version is the one handed in.
 
 A student notebook records a fingerprint of what was generated. If its cells no
 longer match that fingerprint, the student has worked in it: it is not

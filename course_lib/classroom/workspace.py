@@ -8,9 +8,14 @@ files (git ignores it), or $COURSE_WORKSPACE — made from the instructor's less
     my-course/.course/manifest.json     what was written last, to tell the learner's edits apart
 
 Each lesson's learner version: every solution becomes its stub (`raise NotImplementedError`),
-the checks' outputs are cleared (no ✅ before the learner runs one), and every other output —
-figures, tables, saved explorer pictures — stays, so a lesson reads like a book before anything
-runs. Solutions are one deliberate step away: `show_solution` (course_lib.classroom.solutions).
+the checks' outputs are cleared (no ✅ before the learner runs one), and so are the outputs of
+the cells that answer a prediction (tag "concept-answer": the learner predicts first) and any
+answer a saved concept check holds; every other output — figures, tables, saved explorer
+pictures — stays, so a lesson reads like a book before anything runs. nbgrader's graded cells
+("# Graded when you hand in the lesson", hidden tests stripped) mean nothing to a learner
+working alone and are left out of the workspace; the hub's class copy, which is handed in,
+keeps them (`keep_graded`). Solutions are one deliberate step away: `show_solution`
+(course_lib.classroom.solutions).
 
 Updates never cost work. When the course changes (`git pull`), the next `sync` brings each
 changed lesson in where the learner has not edited it, and *keeps* every lesson they did edit,
@@ -60,20 +65,44 @@ def is_check_cell(cell) -> bool:
         and bool(_CHECK_CALL.search(cell.source))
 
 
-def learner_notebook(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat.NotebookNode:
-    """A copy of the instructor's `nb` for a learner: solutions stubbed, the checks' outputs
-    cleared, every other output (and the saved widget state) kept."""
+CONCEPT_ANSWER = "concept-answer"     # the tag of a cell whose output answers a prediction
+
+
+def is_graded_cell(cell) -> bool:
+    """nbgrader's graded cell (tools/nbgrader_metadata.py): the check run again, hidden."""
+    return cell.cell_type == "code" and (HIDDEN_BEGIN in cell.source or HIDDEN_END in cell.source)
+
+
+def _unanswered(nb: nbformat.NotebookNode) -> None:
+    """Saved concept checks (course_lib.exercises.concepts.widget) show no answer."""
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    for model in state.get("state", {}).values():
+        st = model.get("state", {}) if isinstance(model, dict) else {}
+        if "question_id" in st and st.get("verdict"):
+            st["verdict"] = {}
+
+
+def learner_notebook(nb: nbformat.NotebookNode, where: str = "notebook",
+                     keep_graded: bool = True) -> nbformat.NotebookNode:
+    """A copy of the instructor's `nb` for a learner: solutions stubbed, the checks' and the
+    predictions' answers ("concept-answer" cells) cleared, every other output (and the saved
+    widget state, concept checks unanswered) kept. keep_graded=False leaves nbgrader's graded
+    cells out (the learner's own workspace; the hub's class copy keeps them)."""
     nb = nbformat.from_dict(nb)          # deep copy
+    if not keep_graded:
+        nb.cells = [c for c in nb.cells if not is_graded_cell(c)]
+    _unanswered(nb)
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
         exercise = BEGIN in cell.source
-        graded = HIDDEN_BEGIN in cell.source or HIDDEN_END in cell.source
+        graded = is_graded_cell(cell)
+        answer = CONCEPT_ANSWER in cell.metadata.get("tags", [])
         if exercise:
             cell.source = strip_solutions(cell.source, f"{where}, cell {i}")
         if graded:
             cell.source = strip_hidden_tests(cell.source, f"{where}, cell {i}")
-        if exercise or graded or is_check_cell(cell):
+        if exercise or graded or answer or is_check_cell(cell):
             # An exercise's own cell prints nothing worth keeping; its check said ✅; nbgrader's
             # graded cell is a comment in the learner's copy (no run count either).
             cell.outputs = []
@@ -136,7 +165,7 @@ def learner_files(source: Path = ROOT / "notebooks", assets: Path = ROOT / "asse
     lessons = _lessons(source)
     files = {}
     for path in lessons:
-        nb = learner_notebook(nbformat.read(path, as_version=4), where=path.name)
+        nb = learner_notebook(nbformat.read(path, as_version=4), where=path.name, keep_graded=False)
         files[f"notebooks/{path.name}"] = (nbformat.writes(nb) + "\n").encode("utf-8")
     for rel in lesson_assets(lessons):
         if (Path(assets) / rel).is_file():
@@ -240,7 +269,7 @@ def take_new(lesson: str, workspace: Path | None = None, source: Path = ROOT / "
     if not original.is_file():
         raise WorkspaceError(f"the course has no lesson {mine.name} any more; yours is kept")
     data = (nbformat.writes(learner_notebook(nbformat.read(original, as_version=4),
-                                             where=original.name)) + "\n").encode("utf-8")
+                                             where=original.name, keep_graded=False)) + "\n").encode("utf-8")
     saved = backup(mine)
     mine.write_bytes(data)
     manifest = _read_manifest(workspace)

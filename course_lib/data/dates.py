@@ -187,5 +187,5 @@ class DateTranslationData:
         return src, tgt_in, labels
 
     def __repr__(self):
-        return (f"DateTranslationData({len(self.formats)} formats, src vocab {len(self.src_vocab)} chars, "
+        return (f"DateTranslationData({len(self.formats)} formats, src vocab {len(self.src_vocab)}, "
                 f"tgt vocab {len(self.tgt_vocab)}, {len(self.held_out_days)} held-out dates)")

@@ -2,9 +2,11 @@
 
 An :class:`Exercise` knows the reference solution, how to make random inputs,
 and a list of :class:`Mistake` s. A mistake is a *planted wrong implementation*
-with its hint: when the learner's output matches a mistake's output on the same
-inputs, we print that mistake's hint. The same list doubles as the test suite
-(tests plant each mistake and expect exactly its hint).
+with its hint: when the learner's code does what a mistake does on every input of
+the check (including `probes`, shapes on which the mistakes differ from one another),
+we print that mistake's hint. The same list doubles as the test suite (tests plant
+each mistake and expect exactly its hint). Past the list, `feedback.py` names a failed
+property of the right answer, else the smallest input where the learner's code differs.
 
 A check never raises into "Run All": stubs, crashes, ``None``, wrong shapes,
 dtypes and NaNs all become a printed :class:`Verdict`.
@@ -22,8 +24,13 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from .feedback import past_the_mistakes
+
 OK, WRONG, TODO, CRASHED = "ok", "wrong", "todo", "crashed"
 _ICONS = {OK: "✅", WRONG: "❌", TODO: "⏳", CRASHED: "💥"}
+# The words right after the mark: a font without emoji shows the marks as empty boxes, and a
+# screen reader names them ("cross mark"); the words carry the verdict either way.
+_WORDS = {OK: "correct", WRONG: "not right yet", TODO: "not solved yet", CRASHED: "crashed"}
 
 
 @dataclass
@@ -39,7 +46,12 @@ class Verdict:
         return self.status == OK
 
     def __str__(self) -> str:
-        return f"{_ICONS[self.status]} {self.exercise}: {self.message}"
+        """"❌ not right yet — softmax: <the message>": mark, words, exercise, message (a
+        message that starts with the words, "correct — matches …", does not repeat them)."""
+        word, message = _WORDS[self.status], self.message
+        if message.lower().startswith(word):
+            message = message[len(word):].lstrip(" —–-:,")
+        return f"{_ICONS[self.status]} {word} — {self.exercise}: {message}"
 
     def _ipython_display_(self):
         # The checker already printed the verdict; showing it again as the
@@ -224,7 +236,16 @@ class Exercise:
     make_inputs: Callable[[torch.Generator], tuple]
     mistakes: list[Mistake] = field(default_factory=list)
     output_names: Sequence[str] = ("output",)
-    generic_hint: str = "the values differ from the reference; print a small example and compare by hand"
+    # Issue 44: past the planted mistakes a check names a failed property of the right answer
+    # (feedback.Property), else the smallest input on which the learner's code differs.
+    properties: list = field(default_factory=list)
+    # probes(gen) -> more inputs, of other shapes (a square matrix, one row…), on which the planted
+    # mistakes differ from one another: a mistake's hint needs a match on these too.
+    probes: Callable[[torch.Generator], list] | None = None
+    # small_inputs(gen) -> inputs from the smallest up, for the counterexample search.
+    small_inputs: Callable[[torch.Generator], list] | None = None
+    # The inputs' names when the reference's parameters do not name them (a class's inputs).
+    input_names: Sequence[str] | None = None
     trials: int = 3
     atol: float = 1e-5
     run: Callable | None = None
@@ -254,89 +275,114 @@ class Exercise:
     def _describe(self, args) -> str:
         if self.describe is not None:
             return self.describe(args)
-        return describe_inputs(_param_names(self.reference), args)
+        return describe_inputs(self._names(), args)
 
-    def _mistake_like(self, args, res: Result) -> Mistake | None:
-        """A planted mistake that, on these inputs, crashes exactly like `res` or returns the
-        same (possibly wrong-shaped) value — so a crash or a shape message can name the slip."""
+    def _same_behaviour(self, res: Result, out: Result) -> bool:
+        """Two runs on the same inputs did the same thing: the same crash, or close values."""
+        if res.error is not None or out.error is not None:
+            return _same_crash(res.error, out.error)
+        return out.value is not None and close(res.value, out.value, self.atol)
+
+    def _known_mistake(self, inputs, runs) -> Mistake | None:
+        """The first planted mistake that did what the learner's code did on the check's inputs:
+        the same values on every input, or — for code that crashed — the same crash wherever it
+        crashed and the same values wherever the mistake ran. The inputs include the probes, on
+        which the planted mistakes differ from one another, so a match is a diagnosis and not a
+        coincidence (issue 44: a max without keepdim crashes like a sum without it on a 5 × 7
+        input, but not on a square one). Lazily: a mistake is dropped at its first mismatch."""
+        crashed = any(r.error is not None for r in runs)
         for mistake in self.mistakes:
-            out = self._call(mistake.fn, args)
-            if res.error is not None and _same_crash(res.error, out.error):
-                return mistake
-            if res.error is None and out.error is None and out.value is not None \
-                    and close(res.value, out.value, self.atol):
+            if all(self._like(res, self._call(mistake.fn, args), crashed)
+                   for args, res in zip(inputs, runs)):
                 return mistake
         return None
 
+    def _like(self, res: Result, out: Result, crashed: bool) -> bool:
+        """One input: the learner's run `res` is what the mistake's run `out` predicts. A learner
+        whose code crashed somewhere may run where the mistake crashes (a second slip there)."""
+        if res.error is None and out.error is not None:
+            return crashed
+        return self._same_behaviour(res, out)
+
     def _inputs(self) -> list[tuple]:
+        """The check's inputs: `trials` random ones, then the probes."""
         gen = torch.Generator().manual_seed(1234)
-        return [self.make_inputs(gen) for _ in range(self.trials)]
+        inputs = [self.make_inputs(gen) for _ in range(self.trials)]
+        return inputs + (list(self.probes(gen)) if self.probes is not None else [])
+
+    def _names(self) -> list[str]:
+        return list(self.input_names) if self.input_names else _param_names(self.reference)
 
     def verdict(self, fn) -> Verdict:
-        """Compare `fn` with the reference on random inputs; never raises."""
+        """Compare `fn` with the reference on the check's inputs; never raises.
+
+        In order: a stub; an input changed in place; a planted mistake that did what `fn` did
+        on every input (its hint); a crash; the wrong kind of output; NaN or inf; the first
+        property of the right answer that fails; the smallest input on which `fn` differs.
+        """
         def say(status, msg):
             return Verdict(self.name, status, msg)
 
         if not callable(fn):
             return say(WRONG, f"expected a function, got {_describe(fn)}")
-        trials = self._inputs()
-        results, non_finite = [], None
-        for args in trials:
+        inputs = self._inputs()
+        runs = []
+        for args in inputs:
             res = self._call(fn, args)
             if res.not_implemented:
                 return say(TODO, "not solved yet — replace the `raise NotImplementedError` "
                                  "with your code, then run this check again.")
-            if res.error is not None:
-                known = self._mistake_like(args, res)
-                if known is not None:
-                    return say(WRONG, known.hint)
-                where = f" ({res.where})" if res.where else ""
-                used = self._describe(args)
-                used = f" — the checker called it with {used}" if used else ""
-                return say(CRASHED, f"your code raised {type(res.error).__name__}: "
-                                    f"{res.error}{where}{used}")
-            if res.mutated_input:
-                return say(WRONG, "your function changed its input in place (e.g. `x -= ...`); "
-                                  "compute a new tensor instead, the caller still needs the original")
-            expected = self._call(self.reference, args).value
-            problem = problem_with_output(res.value, expected, self.output_names)
-            if problem and " contains " in problem:
-                # NaN/inf: a planted mistake may produce exactly this (e.g. an
-                # unstable softmax), so its hint gets the first chance below.
-                non_finite = non_finite or problem
-            elif problem:
-                known = self._mistake_like(args, res)
-                return say(WRONG, known.hint if known is not None else problem)
-            results.append((args, res.value, expected))
-
-        if non_finite is None and all(close(v, e, self.atol) for _, v, e in results):
-            return say(OK, "correct — matches the reference on "
-                           f"{len(results)} random inputs.")
-        for mistake in self.mistakes:
-            # Lazily: a mistake is dropped at the first trial it does not reproduce, so a wrong
-            # answer no mistake explains costs about one trial per mistake, not all of them.
-            outs = (self._call(mistake.fn, args).value for args, _, _ in results)
-            if all(o is not None and close(v, o, self.atol) for (_, v, _), o in zip(results, outs)):
-                return say(WRONG, mistake.hint)
-        return say(WRONG, non_finite or self.generic_hint)
+            runs.append(res)
+        expected = [self._call(self.reference, args).value for args in inputs]
+        crash = next(((args, r) for args, r in zip(inputs, runs) if r.error is not None), None)
+        if crash is None and all(not r.mutated_input and close(r.value, e, self.atol)
+                                 for r, e in zip(runs, expected)):
+            return say(OK, f"correct — matches the reference on {self.trials} random inputs.")
+        if crash is None and any(r.mutated_input for r in runs):
+            return say(WRONG, "your function changed its input in place (e.g. `x -= ...`); "
+                              "compute a new tensor instead, the caller still needs the original")
+        known = self._known_mistake(inputs, runs)
+        if known is not None:
+            return say(WRONG, known.hint)
+        if crash is not None:
+            args, res = crash
+            where = f" ({res.where})" if res.where else ""
+            used = self._describe(args)
+            used = f" — the checker called it with {used}" if used else ""
+            return say(CRASHED, f"your code raised {type(res.error).__name__}: "
+                                f"{res.error}{where}{used}")
+        problems = [problem_with_output(r.value, e, self.output_names) for r, e in zip(runs, expected)]
+        problem = next((p for p in problems if p and " contains " not in p), None) \
+            or next((p for p in problems if p), None)    # NaN/inf last: a wrong kind says more
+        if problem:
+            return say(WRONG, problem)
+        return say(WRONG, past_the_mistakes(self, fn, inputs, runs, expected, close))
 
     def check(self, fn, record: bool = True) -> Verdict:
-        """Print the verdict for a learner's function and return it.
+        """Show the verdict for a learner's function and return it.
 
-        record=False (or a surrounding `with demo():`) prints the verdict without storing
+        The verdict (and, when it is not ✅, how to see a solution) is one paragraph, shown
+        as text and announced once to a screen reader (`course_lib.classroom.speak.say`).
+        record=False (or a surrounding `with demo():`) shows the verdict without storing
         it in the learner's progress file: for a lesson's own demonstration of a slip.
         """
+        from ..classroom.speak import say   # local: display plumbing, like the records below
+
         try:
             v = self.verdict(fn)
         except Exception as e:   # noqa: BLE001 — a bug here must not stop "Run All"
             v = Verdict(self.name, CRASHED, f"the checker itself failed ({type(e).__name__}: {e}); "
                                             "please report this")
-        print(v)
-        if record and not _DEMO[0]:
-            from ..classroom.records import record as store   # local: progress is optional plumbing
+        recording = record and not _DEMO[0]
+        said = str(v)
+        if recording:
             from ..classroom.solutions import solutions_enabled
-            store(self.name, self.lesson, v.status, hint=v.message)
             if v.status in (WRONG, CRASHED) and solutions_enabled():
-                print(f"   Stuck? A new cell with `from course_lib.exercises import show_solution; "
-                      f'show_solution("{self.name}")` shows a solution (your progress notes that you looked).')
+                said += ("\n   Stuck? In a new cell, `from course_lib.exercises import show_solution; "
+                         f'show_solution("{self.name}")` shows one way to solve it: compare it with '
+                         "yours, then write your own without looking.")
+        say(said)
+        if recording:
+            from ..classroom.records import record as store   # local: progress is optional plumbing
+            store(self.name, self.lesson, v.status, hint=v.message)
         return v

@@ -5,6 +5,7 @@ The same step opens LayerNorm in lesson 05.
 """
 import torch
 
+from .feedback import rows_have_mean_zero, unchanged_when
 from .framework import Exercise, Mistake
 
 __all__ = ["check_center_rows"]
@@ -62,8 +63,18 @@ CENTER_ROWS = Exercise(
         lambda x: x - x.mean(dim=1)[:, None],          # keepdim's axis put back by hand
         lambda x: (x.T - x.mean(dim=1)).T,
     ],
-    generic_hint="each row of your output should be the input row minus that row's mean; "
-                 "check with `out.sum(dim=-1)` — it should be all zeros",
+    # A square input, rows with different means: there a mean without keepdim runs (wrongly) and
+    # is told apart from other reductions without keepdim, which crash alike on n × d (issue 44).
+    probes=lambda gen: [(torch.randn(4, 4, generator=gen) + torch.arange(4.0)[:, None],)],
+    properties=[
+        rows_have_mean_zero("rows"),
+        unchanged_when(lambda a: (a[0] + torch.linspace(-3.0, 2.0, a[0].shape[0])[:, None],),
+                       "your output changes when a constant is added to every entry of a row, and "
+                       "the right one does not: that constant is part of the row's mean, which is "
+                       "subtracted"),
+    ],
+    small_inputs=lambda gen: [(torch.tensor([[1.0, 3.0]]),), (torch.tensor([[1.0, 3.0], [0.0, 4.0]]),),
+                              (torch.tensor([[1.0, 2.0, 6.0], [0.0, 4.0, 2.0]]),)],
 )
 
 

@@ -4,10 +4,13 @@ Exercise 1.1 `rnn_forward(x, W, U, b)`: the Elman recurrence h_t = tanh(W h_{t-1
 written as a loop (checked against `course_lib.nn.rnn.ElmanRNN` and `nn.RNN`).
 Exercise 1.2 `grad_norm(rnn, x, h0)`: measure ‖∂L/∂h_0‖ with autograd, L = Σ_i (h_n)_i.
 """
+import math
+
 import torch
 from torch import nn
 
 from ..nn.rnn import ElmanRNN
+from .feedback import Property, first_difference, in_range
 from .framework import Exercise, Mistake
 
 __all__ = ["check_rnn_forward", "check_grad_norm"]
@@ -77,6 +80,25 @@ def _loop(step, shift=False, keep_h0=False, stack_dim=1, last_only=False, in_pla
     return rnn
 
 
+def _states_depend_on_the_past_only(args, out, again):
+    """Changing the last input x_n leaves h_1 … h_{n-1} as they were."""
+    x = args[0].clone()
+    x[:, -1] += 2.0
+    diff = first_difference(again((x,) + args[1:])[:, :-1], out[:, :-1], 1e-5)
+    if diff is None:
+        return None
+    return (f"your state at step {diff[0][1] + 1} changes when only the last input x_{x.shape[1]} "
+            f"changes: h_t can depend on x_1 … x_t only, never on a later input")
+
+
+def _rnn_small(gen):
+    one = torch.ones(1, 1)
+    yield torch.tensor([[[1.0]]]), 0.5 * one, one, torch.zeros(1)
+    yield torch.tensor([[[1.0], [2.0]]]), 0.5 * one, one, torch.tensor([0.1])
+    yield torch.tensor([[[1.0, 0.0], [0.0, 1.0]]]), torch.tensor([[0.5, -0.3], [0.2, 0.4]]), \
+        torch.tensor([[1.0, 0.5], [-0.5, 1.0]]), torch.tensor([0.1, -0.2])
+
+
 def _right(h, x, t, W, U, b):
     return torch.tanh(h @ W.T + x[:, t] @ U.T + b)
 
@@ -133,8 +155,9 @@ RNN_FORWARD = Exercise(
                 _loop(lambda h, x, t, W, U, b: h @ W.T + torch.tanh(x[:, t] @ U.T + b))),
     ],
     alternatives=[_with_elman, _with_nn_rnn, _with_precomputed_inputs],
-    generic_hint="compare one step by hand: with h_0 = 0, your first state should be "
-                 "tanh(U x_1 + b), i.e. `torch.tanh(x[:, 0] @ U.T + b)`",
+    properties=[in_range(-1.0, 1.0, "states", "tanh's values lie between −1 and 1"),
+                Property(_states_depend_on_the_past_only)],
+    small_inputs=_rnn_small,
 )
 
 
@@ -243,8 +266,7 @@ GRAD_NORM = Exercise(
                 _gradient),
     ],
     alternatives=[_with_jacobian, _with_backward],
-    generic_hint="steps: `h0 = h0.clone().requires_grad_()`, `states = rnn(x, h0)`, "
-                 "`states[:, -1].sum().backward()`, return `h0.grad.norm()`",
+    properties=[in_range(0.0, math.inf, "norm", "a norm is never negative")],
 )
 
 

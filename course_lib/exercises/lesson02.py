@@ -17,6 +17,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..nn.attention import scaled_dot_product_attention
+from .feedback import (blocked_keys_ignored, blocked_weights_are_zero, out_is_weights_times_v,
+                       permutation_equivariant, rows_are_distributions, unchanged_when)
 from .framework import Exercise, Mistake
 
 __all__ = ["check_softmax", "check_attention", "check_self_attention"]
@@ -45,6 +47,27 @@ def _softmax_inputs(gen):
     # e^(-60 - 88) = 0 everywhere in that row, and 0/0 = NaN.
     s[low] = -60.0 + 1.5 * torch.rand(m, generator=gen)
     return (s,)
+
+
+def _softmax_probes(gen):
+    """A square input with rows of different maxima: on it the max without keepdim and the sum
+    without keepdim, which crash alike on 5 × 7, give different numbers."""
+    return [(torch.randn(4, 4, generator=gen) * 2 + torch.arange(4.0)[:, None] * 3,)]
+
+
+def _softmax_small(gen):
+    """From one row of 2 up: the counterexample search tries these in order."""
+    yield (torch.tensor([[0.0, 1.0]]),)
+    yield (torch.tensor([[0.0, 1.0, 2.0]]),)
+    yield (torch.tensor([[0.0, 1.0], [3.0, -1.0]]),)
+    yield (torch.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, -1.0]]),)
+    for n, m in ((2, 3), (3, 4)):
+        yield (torch.randn(n, m, generator=gen) * 2,)
+
+
+def _shift_rows(args):
+    (s,) = args
+    return (s + torch.linspace(-2.0, 3.0, s.shape[0])[:, None],)
 
 
 def _naive_softmax(s):
@@ -98,14 +121,26 @@ SOFTMAX = Exercise(
         Mistake("`s.max(dim=-1)` returns two tensors, (values, indices): take its `.values` (the "
                 "row maxima) before subtracting",
                 lambda s: s - s.max(dim=-1, keepdim=True)),
+        # Crashes like the sum without keepdim on 5 × 7, but not on the square probe (issue 44).
+        Mistake("`s.max(dim=-1).values` has one entry per row, shape (n,): without keepdim=True the "
+                "max's axis is gone, so `s - m` lines the n row maxima up with the *last* axis — it "
+                "cannot subtract, or (when n equals the row length) subtracts row j's max from column j. "
+                "Print the max's shape; with keepdim=True it is (n, 1), one max per row",
+                lambda s: (lambda e: e / e.sum(dim=-1, keepdim=True))(torch.exp(s - s.max(dim=-1).values))),
     ],
     alternatives=[
         lambda s: torch.softmax(s, dim=-1),
         lambda s: torch.exp(s - torch.logsumexp(s, dim=-1, keepdim=True)),
         lambda s: torch.stack([torch.exp(r - r.max()) / torch.exp(r - r.max()).sum() for r in s]),
     ],
-    generic_hint="check one row by hand: subtract its max, exponentiate, divide by the sum; "
-                 "`out.sum(dim=-1)` should be all ones",
+    probes=_softmax_probes,
+    properties=[
+        rows_are_distributions(what="weights"),
+        unchanged_when(_shift_rows, "your weights change when a constant is added to a row of scores, "
+                                    "and softmax(s + c) = softmax(s): only differences between scores "
+                                    "count"),
+    ],
+    small_inputs=_softmax_small,
 )
 
 
@@ -130,14 +165,26 @@ def _mask(n_q, n_k, gen):
             return m
 
 
-def _attention_inputs(gen):
-    # n_k == d_k on purpose: then `q @ k` (K not transposed) runs and can be diagnosed.
-    batch, n_q, n_k, d_k, d_v = 2, 3, 5, 5, 4
-    with_mask = bool(torch.rand(1, generator=gen) < 0.3)   # with seed 1234: mask, mask, None
+def _attention_inputs(gen, sizes=(2, 3, 5, 5, 4), with_mask=None):
+    # n_k == d_k on purpose: then `q @ k` (K not transposed) runs and can be diagnosed. The probe
+    # (sizes 2, 3, 4, 5, 2) has n_k ≠ d_k: a scale by √n_k does not pass for √d_k there.
+    batch, n_q, n_k, d_k, d_v = sizes
+    if with_mask is None:
+        with_mask = bool(torch.rand(1, generator=gen) < 0.3)   # with seed 1234: mask, mask, None
     q = torch.randn(batch, n_q, d_k, generator=gen) * 1.5
     k = torch.randn(batch, n_k, d_k, generator=gen) * 1.5
     v = torch.randn(batch, n_k, d_v, generator=gen)
     return q, k, v, (_mask(n_q, n_k, gen) if with_mask else None)
+
+
+def _attention_small(gen):
+    """One query and two keys of d = 2 first; then a mask; then a little bigger."""
+    eye = torch.eye(2)[None]
+    yield torch.tensor([[[1.0, 0.0]]]), eye, eye, None
+    yield torch.tensor([[[1.0, 0.0], [0.0, 2.0]]]), eye, eye, torch.tensor([[True, False], [True, True]])
+    for n_q, n_k, d in ((2, 3, 2), (2, 3, 3)):
+        q, k, v = (torch.randn(1, n, d, generator=gen) for n in (n_q, n_k, n_k))
+        yield q, k, v, None
 
 
 def _attn(scores_fn, softmax_dim=-1, mask_fn=None, after_softmax=False):
@@ -248,8 +295,10 @@ ATTENTION = Exercise(
                 lambda q, k, v, mask=None: attention_reference(q, k, v, mask)[::-1]),
     ],
     alternatives=[_attention_with_torch, _attention_einsum],
-    generic_hint="build it step by step on a small example: scores = q @ kᵀ / √d_k, "
-                 "blocked scores -> -inf, softmax over the last axis, then weights @ v",
+    probes=lambda gen: [_attention_inputs(gen, sizes=(2, 3, 4, 5, 2), with_mask=True)],
+    properties=[rows_are_distributions(1, "weights"), blocked_weights_are_zero(3),
+                blocked_keys_ignored(3), out_is_weights_times_v()],
+    small_inputs=_attention_small,
 )
 
 
@@ -287,6 +336,15 @@ def _self_attention_inputs(gen):
     return x, W_q, W_k, W_v
 
 
+def _self_attention_small(gen):
+    """One sequence of two tokens with d_model = d_k = d_v = 2 first, the weights written out."""
+    eye = torch.eye(2)
+    yield torch.tensor([[[1.0, 0.0], [0.0, 1.0]]]), eye, eye, eye
+    yield torch.tensor([[[1.0, 2.0], [0.0, 1.0]]]), eye, torch.tensor([[1.0, 1.0], [0.0, 1.0]]), eye
+    yield (torch.randn(1, 3, 3, generator=gen), torch.randn(2, 3, generator=gen), torch.randn(2, 3, generator=gen),
+           torch.randn(2, 3, generator=gen))
+
+
 def _projection(module, name):
     """The learner's nn.Linear called `name`; until issue 38 the prompt said W_q, W_k, W_v, so a
     module written then is still found under that spelling."""
@@ -319,11 +377,13 @@ def _build_and_run(cls, args):
     return module(x)
 
 
-def _self_attention_variant(scores_fn, softmax_dim=-1, keys_from_w_q=False):
+def _self_attention_variant(scores_fn, softmax_dim=-1, keys_from_w_q=False, scale_by_d_v=False):
     class Variant(SelfAttentionReference):
         def forward(self, x):
             q, v = self.w_q(x), self.w_v(x)
             k = self.w_q(x) if keys_from_w_q else self.w_k(x)
+            if scale_by_d_v:
+                return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1]), dim=softmax_dim) @ v
             return torch.softmax(scores_fn(q, k, x), dim=softmax_dim) @ v
     return Variant
 
@@ -397,6 +457,10 @@ SELF_ATTENTION = Exercise(
                 _self_attention_variant(lambda q, k, x: _scaled(q, k), softmax_dim=-2)),
         Mistake("missing scaling: divide Q Kᵀ by √d_k",
                 _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1))),
+        Mistake("you scaled by √d_v, the size of the values; the scaling is by √d_k, the size of "
+                "q and k (d_k = self.w_q.out_features), whose dot products are the scores",
+                _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1]),
+                                        scale_by_d_v=True)),
         Mistake("you scaled by √d_model; the scaling is by √d_k, the size of q and k "
                 "after the projection",
                 _self_attention_variant(lambda q, k, x: q @ k.transpose(-2, -1) / math.sqrt(x.shape[-1]))),
@@ -413,8 +477,12 @@ SELF_ATTENTION = Exercise(
     ],
     alternatives=[_SelfAttentionWithTorch, _SelfAttentionParameters,
                   _with_bias(("w_k",))],   # a bias on the keys alone cannot change the output
-    generic_hint="compute Q = self.w_q(x), K = self.w_k(x), V = self.w_v(x), then "
-                 "softmax(Q Kᵀ / √d_k) V — you may call the attention you wrote in exercise 2.2",
+    input_names=("x", "self.w_q.weight", "self.w_k.weight", "self.w_v.weight"),
+    small_inputs=_self_attention_small,
+    properties=[permutation_equivariant(
+        1, "your outputs are not permutation-equivariant: with the positions of x rotated by one, "
+           "each position's output should be its old output, moved along with it (self-attention "
+           "without positional encodings sees a set), and yours changed")],
 )
 
 

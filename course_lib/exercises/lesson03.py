@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..nn.positional import sinusoidal_table as _library_table
+from .feedback import Property, first_difference, fmt, in_range
 from .framework import Exercise, Mistake
 
 __all__ = ["check_sinusoidal_table", "check_add_learned_positions"]
@@ -79,6 +80,17 @@ def _table_annotated_transformer(length, d_model, base=10000.0):
     return pe
 
 
+def _row_zero_is_position_zero(args, out, again):
+    """Position 0: every angle is 0, so sin 0 = 0 on even dimensions and cos 0 = 1 on odd ones."""
+    want = (torch.arange(out.shape[1]) % 2).to(out.dtype)
+    diff = first_difference(out[0], want, 1e-5)
+    if diff is None:
+        return None
+    j = diff[0][0]
+    return (f"your row 0 is not position 0's encoding: at position 0 every angle is 0, so pe[0, {j}] "
+            f"is {'cos' if j % 2 else 'sin'} 0 = {fmt(diff[2])}, and yours is {fmt(diff[1])}")
+
+
 def _table_inputs(gen):
     length = int(torch.randint(6, 13, (1,), generator=gen))
     d_model = int(torch.randint(5, 12, (1,), generator=gen))
@@ -128,8 +140,9 @@ SINUSOIDAL_TABLE = Exercise(
                 _rounded_up_d_model),
     ],
     alternatives=[_table_loops, _table_annotated_transformer],
-    generic_hint="compare row 1 with sin/cos of 1/base^(2i/d_model) by hand: "
-                 "print(pe[1]) for a small d_model such as 6",
+    properties=[in_range(-1.0, 1.0, "pe", "a sine or a cosine lies between −1 and 1"),
+                Property(_row_zero_is_position_zero)],
+    small_inputs=lambda gen: [(1, 2, 10000.0), (2, 2, 10000.0), (2, 3, 10.0), (3, 4, 10.0), (4, 5, 100.0)],
 )
 
 
@@ -143,6 +156,27 @@ def check_sinusoidal_table(fn):
 def add_learned_positions_reference(x, P, positions):
     """x: (batch, n, d_model), P: (max_len, d_model), positions: (batch, n) int -> x + P[positions]."""
     return x + P[positions]
+
+
+def _added_rows_ignore_x(args, out, again):
+    """out − x is the position rows alone: it must not depend on x."""
+    x, P, positions = args
+    x2 = x + 1.0 + x.abs()
+    diff = first_difference(again((x2, P, positions)) - x2, out - x, 1e-5)
+    if diff is None:
+        return None
+    return (f"what your function adds to x changes when x changes (entry {list(diff[0])} of out − x "
+            f"went from {fmt(diff[2])} to {fmt(diff[1])}): the position rows added to x depend on the "
+            f"positions only")
+
+
+def _lookup_small(gen):
+    P = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]])
+    yield torch.zeros(1, 1, 2), P, torch.tensor([[0]])
+    yield torch.zeros(1, 1, 2), P, torch.tensor([[2]])
+    yield torch.zeros(1, 2, 2), P, torch.tensor([[1, 2]])
+    yield torch.zeros(2, 2, 2), P, torch.tensor([[0, 1], [2, 3]])
+    yield torch.tensor([[[0.5, -1.0], [1.0, 0.0]], [[0.0, 2.0], [-1.0, 1.0]]]), P, torch.tensor([[2, 3], [0, 1]])
 
 
 def _lookup_inputs(gen):
@@ -197,8 +231,8 @@ ADD_LEARNED_POSITIONS = Exercise(
         lambda x, P, p: torch.stack([torch.stack([x[b, i] + P[p[b, i]] for i in range(x.shape[1])])
                                      for b in range(x.shape[0])]),
     ],
-    generic_hint="for one token: out[b, i] should equal x[b, i] + P[positions[b, i]]; "
-                 "compare a single entry by hand",
+    properties=[Property(_added_rows_ignore_x)],
+    small_inputs=_lookup_small,
 )
 
 

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from ..nn.layers import MultiHeadAttention
+from .feedback import permutation_equivariant, same_numbers_rearranged
 from .framework import Exercise, Mistake
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention"]
@@ -64,8 +65,10 @@ SPLIT_HEADS = Exercise(
                                   for i in range(h)], dim=1),
     ],
     output_names=("heads",),
-    generic_hint="head i should hold features i·d_k … (i+1)·d_k − 1 of every position; "
-                 "compare `split_heads(x, h)[0, 1]` with `x[0, :, d_k:2*d_k]`",
+    properties=[same_numbers_rearranged("heads")],
+    # Numbered entries: the counterexample shows where each feature went.
+    small_inputs=lambda gen: [(torch.arange(float(b * n * d)).view(b, n, d), h)
+                              for b, n, d, h in ((1, 1, 4, 2), (1, 2, 4, 2), (1, 3, 6, 3), (2, 3, 4, 2))],
 )
 
 
@@ -117,8 +120,9 @@ MERGE_HEADS = Exercise(
         lambda x: torch.einsum("bhnk->bnhk", x).reshape(x.shape[0], x.shape[2], -1),
     ],
     output_names=("merged",),
-    generic_hint="position t of the output should be [head 0 at t, head 1 at t, ...] "
-                 "concatenated; compare `merge_heads(x)[0, 0]` with `torch.cat(list(x[0, :, 0]))`",
+    properties=[same_numbers_rearranged("merged heads")],
+    small_inputs=lambda gen: [(torch.arange(float(b * h * n * d)).view(b, h, n, d),)
+                              for b, h, n, d in ((1, 2, 1, 2), (1, 2, 2, 2), (1, 3, 2, 2), (2, 2, 3, 2))],
 )
 
 
@@ -253,8 +257,11 @@ MULTI_HEAD_ATTENTION = Exercise(
     ],
     alternatives=[_LoopMHA, _EinsumMHA],
     output_names=("out",),
-    generic_hint="the output differs from the reference; check each step's shape: "
-                 "q, k, v (batch, h, n, d_k), weights (batch, h, n, n), out (batch, n, d_model)",
+    input_names=("x", "h", "state"),
+    properties=[permutation_equivariant(
+        1, "your outputs are not permutation-equivariant: with the positions of x rotated by one, "
+           "each position's output should be its old output, moved along with it (attention "
+           "without positional encodings sees a set), and yours changed")],
 )
 
 

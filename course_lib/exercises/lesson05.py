@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from ..nn.layers import EncoderLayer, FeedForward
+from .feedback import Property, fmt, permutation_equivariant
 from .framework import Exercise, Mistake
 from .lesson04 import _random_state, load_weights
 
@@ -36,6 +37,27 @@ def _ln_inputs(gen):
     gamma = 1 + 0.5 * torch.randn(d, generator=gen)
     beta = 0.5 * torch.randn(d, generator=gen)
     return x, gamma, beta, 0.01
+
+
+def _standardized_before_gamma_beta(args, out, again):
+    """With γ = 1 and β = 0 every row has mean 0 and variance σ²/(σ² + ε) (≈ 1)."""
+    x, gamma, beta, eps = args
+    z = again((x, torch.ones_like(gamma), torch.zeros_like(beta), eps)).double()
+    var_x = x.double().var(-1, unbiased=False)
+    mean, var = z.mean(-1), z.var(-1, unbiased=False)
+    bad = mean.abs() > 1e-4
+    if bad.any():
+        i = tuple(int(t) for t in bad.nonzero()[0])
+        return (f"with γ = 1 and β = 0 your rows do not have mean 0: row {i} has mean "
+                f"{fmt(mean[i].item())} — before γ and β, LayerNorm leaves each row with mean 0")
+    want = var_x / (var_x + eps)
+    bad = (var - want).abs() > 1e-3 * (1 + want)
+    if bad.any():
+        i = tuple(int(t) for t in bad.nonzero()[0])
+        return (f"with γ = 1 and β = 0 your rows do not have variance 1: row {i} has variance "
+                f"{fmt(var[i].item())}, and should have σ²/(σ² + ε) = {fmt(want[i].item())} — before γ "
+                f"and β, LayerNorm scales each row to variance 1 (a little less, by ε)")
+    return None
 
 
 def _normalize(x, dims, unbiased=False):
@@ -141,8 +163,12 @@ LAYER_NORM = Exercise(
                               * g + b),
     ],
     output_names=("normalized",),
-    generic_hint="after your normalization (before γ, β) every row should have mean 0 and "
-                 "variance close to 1; print `z.mean(-1)` and `z.var(-1, unbiased=False)`",
+    properties=[Property(_standardized_before_gamma_beta)],
+    small_inputs=lambda gen: [
+        (torch.tensor([[1.0, 3.0]]), torch.ones(2), torch.zeros(2), 0.01),
+        (torch.tensor([[1.0, 3.0]]), torch.tensor([2.0, 1.0]), torch.tensor([0.5, 0.0]), 0.01),
+        (torch.tensor([[1.0, 2.0, 6.0], [0.0, 4.0, 2.0]]), torch.tensor([2.0, 1.0, 0.5]),
+         torch.tensor([0.5, 0.0, -1.0]), 0.01)],
 )
 
 
@@ -215,8 +241,11 @@ FEED_FORWARD = Exercise(
     ],
     alternatives=[_FunctionalFFN],
     output_names=("out",),
-    generic_hint="print your hidden layer and your output for a small x and follow the formula "
-                 "ReLU(x W₁ + b₁) W₂ + b₂ one step at a time: which step gives something else?",
+    properties=[permutation_equivariant(
+        1, "your outputs are not permutation-equivariant: with the positions of x rotated by one, "
+           "each position's output should be its old output, moved along with it "
+           "(the FFN works on each position on its own), and yours "
+           "changed")],
 )
 
 
@@ -305,9 +334,11 @@ ENCODER_BLOCK = Exercise(
     ],
     alternatives=[_TwoLineBlock],
     output_names=("out",),
-    generic_hint="follow the post-norm block one sublayer at a time on a small input: "
-                 "x = norm1(x + self_attn(x)), then x = norm2(x + ffn(x)) — print the shape and a "
-                 "few values after each step and compare with what each line should compute",
+    properties=[permutation_equivariant(
+        1, "your outputs are not permutation-equivariant: with the positions of x rotated by one, "
+           "each position's output should be its old output, moved along with it "
+           "(an encoder block without positional encodings sees a set), and yours "
+           "changed")],
 )
 
 

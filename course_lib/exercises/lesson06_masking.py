@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from ..nn.attention import scaled_dot_product_attention
+from .feedback import (Property, blocked_keys_ignored, blocked_weights_are_zero,
+                       out_is_weights_times_v, rows_are_distributions)
 from .framework import Exercise, Mistake
 
 __all__ = ["check_causal_mask", "check_masked_attention"]
@@ -30,6 +32,23 @@ def _call(fn, args):
 def causal_mask_reference(n):
     """(n, n) bool, True where key j ≤ query i."""
     return torch.ones(n, n, dtype=torch.bool).tril()
+
+
+def _mask_is_causal(args, out, again):
+    """Query i may see itself and every earlier key, and no later one."""
+    n = out.shape[0]
+    for i in range(n):
+        if not out[i, i]:
+            return f"your mask stops a position from attending to itself: mask[{i}, {i}] is False"
+        later = out[i, i + 1:].nonzero()
+        if len(later):
+            j = i + 1 + int(later[0])
+            return f"your mask lets query {i} see a later key: mask[{i}, {j}] is True, and key {j} is its future"
+        earlier = (~out[i, :i]).nonzero()
+        if len(earlier):
+            j = int(earlier[0])
+            return f"your mask hides an earlier key: mask[{i}, {j}] is False, and query {i} may see key {j} ≤ {i}"
+    return None
 
 
 def _mask_inputs(gen):
@@ -61,7 +80,8 @@ CAUSAL_MASK = Exercise(
         lambda n: ~torch.ones(n, n, dtype=torch.bool).triu(1),
         lambda n: torch.tensor([[j <= i for j in range(n)] for i in range(n)]),
     ],
-    generic_hint="print your mask for n = 4: row i should be True in columns 0..i and False after",
+    properties=[Property(_mask_is_causal)],
+    small_inputs=lambda gen: [(1,), (2,), (3,), (4,)],
 )
 
 
@@ -91,6 +111,16 @@ def _attention_inputs(gen):
     hole = torch.randint(0, n_k - 1, (b,), generator=gen)
     mask[torch.arange(b), -1, hole] = False                    # (b, n_q, n_k)
     return q, k, v, mask
+
+
+def _masked_small(gen):
+    """One query over two keys with d = 2, the second blocked; then two queries; then bigger."""
+    eye = torch.eye(2)[None]
+    yield torch.tensor([[[1.0, 0.0]]]), eye, eye, torch.tensor([[[True, False]]])
+    yield torch.tensor([[[1.0, 0.0], [0.0, 2.0]]]), eye, eye, torch.tensor([[[True, False], [True, True]]])
+    q, k = torch.randn(1, 2, 2, generator=gen), torch.randn(1, 3, 2, generator=gen)
+    v = torch.randn(1, 3, 3, generator=gen)
+    yield q, k, v, torch.tensor([[[True, True, False], [True, False, True]]])
 
 
 def _scores(q, k, scale=True):
@@ -191,8 +221,9 @@ MASKED_ATTENTION = Exercise(
         lambda q, k, v, m: (F.scaled_dot_product_attention(q, k, v, attn_mask=m),
                             torch.softmax(_scores(q, k).masked_fill(~m, float("-inf")), -1)),
     ],
-    generic_hint="check one row by hand: masked keys must get weight exactly 0 and each row of "
-                 "weights must sum to 1",
+    properties=[rows_are_distributions(1, "weights"), blocked_weights_are_zero(3),
+                blocked_keys_ignored(3), out_is_weights_times_v()],
+    small_inputs=_masked_small,
 )
 
 

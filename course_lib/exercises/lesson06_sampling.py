@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from ..nn.decoding import next_token_probs as _library_probs
 from ..nn.decoding import sample as _library_sample
 from ..nn.models import DecoderOnlyLM
+from .feedback import Property, rows_are_distributions
 from .framework import Exercise, Mistake
 
 __all__ = ["check_next_token_probs", "check_generate"]
@@ -60,6 +61,36 @@ def next_token_probs_reference(logits, temperature, top_k):
 def _prob_inputs(gen):
     temperature, top_k = next(_prob_setting)
     return torch.randn(3, 7, generator=gen) * 2, temperature, top_k
+
+
+def _at_most_k_tokens(args, out, again):
+    """With top_k = k, at most k tokens of a row have a probability above 0 (more only on ties)."""
+    logits, t, k = args
+    if k is None or t == 0:
+        return None
+    kept = (out > 0).sum(-1)
+    kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+    allowed = (logits >= kth).sum(-1)
+    bad = kept > allowed
+    if bad.any():
+        b = int(bad.nonzero()[0])
+        return (f"with top_k = {k} your row {b} gives {int(kept[b])} tokens a probability above 0: "
+                f"only the {k} largest logits may keep one")
+    return None
+
+
+def _greedy_is_one_hot(args, out, again):
+    """At temperature 0 each row is one-hot at the argmax."""
+    logits, t, k = args
+    if t != 0:
+        return None
+    want = F.one_hot(logits.argmax(-1), logits.shape[-1]).to(out.dtype)
+    bad = (out - want).abs().amax(-1) > 1e-6
+    if bad.any():
+        b = int(bad.nonzero()[0])
+        return (f"at temperature 0 your row {b} is not one-hot at its largest logit: greedy puts "
+                f"probability 1 on token {int(logits[b].argmax())} and 0 on every other")
+    return None
 
 
 def _probs(logits, t, k, keep=None, fill=float("-inf"), t_op=lambda x, t: x / t):
@@ -180,8 +211,10 @@ NEXT_TOKEN_PROBS = Exercise(
         lambda x, t, k: (lambda p: p / p.sum(-1, keepdim=True))(
             _probs(x, t, k, t_op=lambda x, t: x) ** (1 / t if t else 1)),
     ],
-    generic_hint="try logits = torch.tensor([[2., 1., 0.]]) by hand: T = 0 gives [1, 0, 0], "
-                 "T = 1 gives softmax([2, 1, 0]), top_k = 2 gives zero for the last one",
+    properties=[rows_are_distributions(0, "probabilities"), Property(_greedy_is_one_hot),
+                Property(_at_most_k_tokens)],
+    small_inputs=lambda gen: [(torch.tensor([[2.0, 1.0, 0.0]]), t, k)
+                              for t, k in ((1.0, None), (0.0, None), (0.5, None), (1.0, 2), (2.0, 1))],
 )
 
 
@@ -230,6 +263,22 @@ def _loop(model, tokens, n, t, k, g, context=lambda x, m: x[:, -m:], position=-1
             next_id = torch.multinomial(_library_probs(logits, t, k), 1, generator=g)
         tokens = torch.cat([tokens, next_id], dim=cat_dim)
     return tokens
+
+
+def _starts_with_the_prompt(args, out, again):
+    prompt = args[1]
+    n = prompt.shape[1]
+    if out.shape[0] != prompt.shape[0] or out.shape[1] < n or torch.equal(out[:, :n], prompt):
+        return None
+    return (f"your tokens do not start with the prompt: the first {n} columns should be the prompt "
+            f"{prompt[0].tolist()} (row 0), and yours are {out[0, :n].tolist()}")
+
+
+def _ids_in_the_vocabulary(args, out, again):
+    vocab = args[0].lm_head.weight.shape[0]
+    if ((out < 0) | (out >= vocab)).any():
+        return f"your tokens hold ids outside the vocabulary 0 … {vocab - 1}: {out.flatten().tolist()[:12]} …"
+    return None
 
 
 def _draw(probs, g):
@@ -315,10 +364,7 @@ GENERATE = Exercise(
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: torch.multinomial(_library_probs(x, t, k), 1))),
     ],
     alternatives=[_generate_row_by_row],
-    generic_hint="print your tokens and the reference's for one prompt and find the first step where "
-                 "they part. At temperature 0 that is the context or the position you read the logits "
-                 "from; above 0 also the probabilities or the draw (one torch.multinomial per step, "
-                 "for the whole batch, with the given generator)",
+    properties=[Property(_starts_with_the_prompt), Property(_ids_in_the_vocabulary)],
 )
 
 

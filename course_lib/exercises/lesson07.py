@@ -1,5 +1,8 @@
 """Lesson 07 — cross-attention and the decoder block.
 
+Length: two exercises with their planted wrong answers, the properties of a right answer and
+the small inputs the counterexample search tries (issue 44).
+
 `cross_attention(x, memory, w_q, w_k, w_v, src_mask)`: one head of attention whose
 queries come from the decoder and whose keys and values come from the encoder output.
 
@@ -12,6 +15,7 @@ import torch
 from torch import nn
 
 from ..nn.layers import DecoderLayer, FeedForward, LayerNorm, MultiHeadAttention
+from .feedback import Property, first_difference, permutation_equivariant, unchanged_when
 from .framework import Exercise, Mistake
 
 __all__ = ["check_cross_attention", "check_decoder_layer"]
@@ -55,8 +59,26 @@ def _cross_inputs(gen):
     return x, memory, w_q, w_k, w_v, src_mask
 
 
+def _padding_changed(args):
+    """The same inputs with the encoder's padded positions filled with other numbers."""
+    x, memory, w_q, w_k, w_v, src_mask = args
+    memory = torch.where(src_mask[..., None], memory, memory + 3.0)
+    return x, memory, w_q, w_k, w_v, src_mask
+
+
 def _qkv(x, memory, w_q, w_k, w_v):
     return x @ w_q, memory @ w_k, memory @ w_v
+
+
+def _cross_small(gen):
+    """One target position over two source tokens, d_model = d_k = d_v = 2; then padding; then more."""
+    eye = torch.eye(2)
+    yield torch.tensor([[[1.0, 0.0]]]), eye[None], eye, eye, eye, torch.tensor([[True, True]])
+    yield torch.tensor([[[1.0, 0.0]]]), eye[None], eye, eye, eye, torch.tensor([[True, False]])
+    yield (torch.tensor([[[1.0, 0.0], [0.0, 2.0]]]), torch.tensor([[[1.0, 1.0], [0.0, 1.0], [2.0, 0.0]]]),
+           eye, eye, eye, torch.tensor([[True, True, False]]))
+    yield (torch.randn(1, 2, 3, generator=gen), torch.randn(1, 3, 3, generator=gen), torch.randn(3, 2, generator=gen),
+           torch.randn(3, 2, generator=gen), torch.randn(3, 3, generator=gen), torch.tensor([[True, True, False]]))
 
 
 def _swapped_reference(x, memory, w_q, w_k, w_v, src_mask):
@@ -158,8 +180,17 @@ CROSS_ATTENTION = Exercise(
         lambda x, m, wq, wk, wv, mask: __import__("course_lib.nn.attention", fromlist=["x"])
         .scaled_dot_product_attention(x @ wq, m @ wk, m @ wv, mask[:, None, :])[0],
     ],
-    generic_hint="compare with q = x @ w_q (decoder), k = memory @ w_k, v = memory @ w_v (encoder), "
-                 "then softmax(q kᵀ/√d_k with padding set to -inf) v",
+    properties=[
+        unchanged_when(_padding_changed, "your output changes when the encoder's *padded* positions "
+                                         "change (memory where src_mask is False): padding must take "
+                                         "no part in the softmax"),
+        permutation_equivariant(1, "your outputs are not permutation-equivariant in the target "
+                                   "positions: with the rows of x rotated by one, each target "
+                                   "position's output should move along with its row of x and stay "
+                                   "the same — each query reads the source on its own — and yours "
+                                   "changed"),
+    ],
+    small_inputs=_cross_small,
 )
 
 
@@ -323,6 +354,24 @@ def _decoder_inputs(gen):
     return state, x, memory, self_mask, cross_mask
 
 
+def _target_causal(args, out, again):
+    """Changing the last target position's x leaves every earlier position's output as it was."""
+    state, x, memory, self_mask, cross_mask = args
+    x2 = x.clone()
+    x2[:, -1] += 2.0
+    diff = first_difference(again((state, x2, memory, self_mask, cross_mask))[:, :-1], out[:, :-1], 1e-5)
+    if diff is None:
+        return None
+    return (f"your output at target position {diff[0][1]} changes when only the last target token "
+            f"changes: with the causal self_mask, position t sees target positions ≤ t only")
+
+
+def _decoder_padding_changed(args):
+    state, x, memory, self_mask, cross_mask = args
+    memory = torch.where(cross_mask[:, 0, 0, :, None], memory, memory + 3.0)
+    return state, x, memory, self_mask, cross_mask
+
+
 def _run_block(cls, args):
     state, x, memory, self_mask, cross_mask = args
     layer = cls(**SIZES)
@@ -368,9 +417,11 @@ DECODER_LAYER = Exercise(
                 _block(_one_norm)),
     ],
     alternatives=[_block(_via_library), _block(_with_sublayer)],
-    generic_hint="follow the three lines of the formula and name each result as it does — h₁, then "
-                 "h₂, then y — then check, line by line, which tensor each sublayer reads, which one "
-                 "its residual adds, which mask it gets and which of norm1, norm2, norm3 follows it",
+    properties=[Property(_target_causal),
+                unchanged_when(_decoder_padding_changed,
+                               "your output changes when the encoder's *padded* positions change "
+                               "(memory where cross_mask is False): the cross-attention must not read "
+                               "padding")],
 )
 
 

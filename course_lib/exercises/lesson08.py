@@ -4,12 +4,16 @@
 `greedy_decode(model, src, bos_id, eos_id, max_len)`: translate by always taking the argmax.
 `beam_step(scores, log_probs, beam_size)`: keep the best beam_size extensions of all beams.
 
+Length: three exercises, each with its planted wrong answers, the properties of a right answer and
+the small inputs the counterexample search tries (issue 44).
+
 Their outputs hold integer ids, so each exercise passes `run=` (the shared tests for
 float outputs — NaN, float64 — do not apply); tests/test_translation_exercises.py
 checks stubs, crashes and None for them instead.
 """
 import torch
 
+from .feedback import Property, fmt
 from .framework import Exercise, Mistake
 
 __all__ = ["check_shift_targets", "check_greedy_decode", "check_beam_step"]
@@ -51,6 +55,27 @@ def _shift_inputs(gen):
     lengths[1] = 2
     seqs = [torch.randint(10, 30, (n,), generator=gen).tolist() for n in lengths]
     return seqs, bos_id, eos_id, pad_id
+
+
+def _rows_start_with_bos(args, out, again):
+    tgt_in, bos = out[0], args[1]
+    bad = (tgt_in[:, 0] != bos).nonzero()
+    if len(bad):
+        b = int(bad[0])
+        return (f"your tgt_in row {b} starts with {int(tgt_in[b, 0])}, not <bos> = {bos}: the decoder "
+                f"reads <bos> first, at every row")
+    return None
+
+
+def _one_eos_per_label_row(args, out, again):
+    labels, eos = out[1], args[2]
+    counts = (labels == eos).sum(-1)
+    bad = (counts != 1).nonzero()
+    if len(bad):
+        b = int(bad[0])
+        return (f"your labels row {b} holds <eos> (id {eos}) {int(counts[b])} times: each target "
+                f"sentence ends once, so each row of labels has exactly one <eos>")
+    return None
 
 
 NO_EOS_HINT = ("your labels have no <eos>: y1 … yn with nothing after y_n, so the model is never "
@@ -109,8 +134,9 @@ SHIFT_TARGETS = Exercise(
         lambda s, b, e, p: (lambda full: (full[:, :-1].masked_fill(full[:, :-1] == e, p), full[:, 1:]))(
             _pad([[b] + x + [e] for x in s], p)),
     ],
-    generic_hint="for seqs=[[7, 8]] with bos=1, eos=2, pad=0 and a longer row in the batch, expect "
-                 "tgt_in=[1, 7, 8, 0 …] and labels=[7, 8, 2, 0 …]",
+    properties=[Property(_rows_start_with_bos), Property(_one_eos_per_label_row)],
+    small_inputs=lambda gen: [([[11]], 1, 2, 0), ([[11, 12]], 1, 2, 0), ([[11, 12], [13]], 1, 2, 0),
+                              ([[11, 12, 14], [13], [15, 16]], 1, 2, 0)],
 )
 
 
@@ -151,6 +177,15 @@ def _greedy_inputs(gen):
     return model, src, 1, 2, 6
 
 
+def _starts_with_bos(args, out, again):
+    bos = args[2]
+    bad = (out[:, 0] != bos).nonzero()
+    if len(bad):
+        b = int(bad[0])
+        return f"your ys row {b} starts with {int(out[b, 0])}, not <bos> = {bos}: decoding starts from <bos>"
+    return None
+
+
 def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_encode=False,
                     last_only=False, flat_next=False):
     def decode(model, src, bos_id, eos_id, max_len):
@@ -166,7 +201,7 @@ def _greedy_variant(first_position=False, no_mask=False, no_feedback=False, re_e
     return decode
 
 
-def _greedy_stop_at_eos(per_row=False, before_append=False):
+def _greedy_stop_at_eos(per_row=False, before_append=False, all_rows=False):
     """The early-stop slip: break (or freeze a row) once <eos> appears."""
     def decode(model, src, bos_id, eos_id, max_len):
         src_mask = model.source_mask(src)
@@ -181,7 +216,9 @@ def _greedy_stop_at_eos(per_row=False, before_append=False):
             elif before_append and (next_token == eos_id).any():
                 break
             ys = torch.cat([ys, next_token[:, None]], dim=1)
-            if not per_row and (next_token == eos_id).any():
+            if all_rows and (next_token == eos_id).all():   # "stop when every sentence is finished"
+                break
+            if not per_row and not all_rows and (next_token == eos_id).any():
                 break
         return ys
     return decode
@@ -221,6 +258,7 @@ GREEDY_DECODE = Exercise(
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos()),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(before_append=True)),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(per_row=True)),
+        Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(all_rows=True)),
         # torch.cat of (batch, t) and (batch,) raises at the first step: matched, and named.
         Mistake("your next token has shape (batch,): one id per sentence but no position axis, so "
                 "torch.cat cannot join it to ys (batch, t). Keep that axis, (batch, 1): "
@@ -231,8 +269,7 @@ GREEDY_DECODE = Exercise(
         _greedy_variant(re_encode=True),  # model(src, ys) re-encodes each step: slower, same ids
         _greedy_preallocated,
     ],
-    generic_hint="start from ys = <bos> (batch, 1); each step append logits[:, -1].argmax(-1) from "
-                 "model.decode(ys, memory, src_mask); return ys after max_len steps",
+    properties=[Property(_starts_with_bos)],
 )
 
 
@@ -262,6 +299,24 @@ def _beam_inputs(gen):
     log_probs[:, 0, 1] = -0.2
     scores[:, 0] = 0.0
     return scores, log_probs, k
+
+
+def _scores_add_up(args, out, again):
+    """new_scores[b, r] = scores[b, beam] + log_probs[b, beam, token] for the survivors returned."""
+    scores, log_probs, _ = args
+    new_scores, beam, token = out
+    b = torch.arange(scores.shape[0])[:, None]
+    want = scores[b, beam] + log_probs[b, beam, token]
+    bad = ((new_scores - want).abs() > 1e-5).nonzero()
+    if len(bad):
+        i, r = (int(t) for t in bad[0])
+        return (f"your survivor {r} of sentence {i} does not add up: new_scores[{i}, {r}] is "
+                f"{fmt(new_scores[i, r].item())}, but scores[{i}, {int(beam[i, r])}] + log_probs[{i}, "
+                f"{int(beam[i, r])}, {int(token[i, r])}] — the beam and token you returned — is "
+                f"{fmt(want[i, r].item())}")
+    if (new_scores[:, 1:] > new_scores[:, :-1] + 1e-6).any():
+        return "your new_scores are not sorted from best to worst: the best survivor comes first"
+    return None
 
 
 def _per_beam_best(scores, log_probs, beam_size):
@@ -336,9 +391,11 @@ BEAM_STEP = Exercise(
             *(s[..., None] + lp).reshape(s.shape[0], -1).sort(dim=-1, descending=True)),
         lambda s, lp, k: __import__("course_lib.nn.decoding", fromlist=["x"]).beam_step(s, lp, k),
     ],
-    generic_hint="check one candidate by hand: for your first survivor, scores[b, beam_idx] + "
-                 "log_probs[b, beam_idx, token_idx] should equal new_scores[b, 0], and no other of "
-                 "the k·V candidates should score higher",
+    properties=[Property(_scores_add_up)],
+    small_inputs=lambda gen: [
+        (torch.tensor([[0.0, -1.0]]), torch.log(torch.tensor([[[0.5, 0.5], [0.9, 0.1]]])), 2),
+        (torch.tensor([[0.0, -0.5]]), torch.log(torch.tensor([[[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]]])), 2),
+    ],
 )
 
 

@@ -7,6 +7,7 @@
 """
 import torch
 
+from .feedback import in_range, unchanged_when
 from .framework import Exercise, Mistake
 
 __all__ = ["check_mean_pool", "check_previous_token_score"]
@@ -56,8 +57,18 @@ MEAN_POOL = Exercise(
         lambda h, m: torch.stack([h[b, m[b].bool()].mean(dim=0) for b in range(h.shape[0])]),
         lambda h, m: torch.einsum("bnd,bn->bd", h, m.to(h.dtype)) / m.sum(dim=1, keepdim=True).to(h.dtype),
     ],
-    generic_hint="row b of the result should be hidden[b, :L_b].mean(dim=0), where L_b is the "
-                 "number of 1s in attention_mask[b]",
+    # batch = n = d: the two slips without a feature or count axis run there (wrongly), so a
+    # match needs their numbers too, not only the crash both share with other slips (issue 44).
+    probes=lambda gen: [(torch.randn(3, 3, 3, generator=gen) * 2 + 0.5,
+                         torch.tensor([[1, 1, 1], [1, 1, 0], [1, 0, 0]]))],
+    properties=[unchanged_when(lambda a: (torch.where(a[1][..., None].bool(), a[0], a[0] + 5.0), a[1]),
+                               "your sentence vectors change when the hidden states at *padding* "
+                               "positions change (where attention_mask is 0): padding must not count")],
+    small_inputs=lambda gen: [
+        (torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]), torch.tensor([[1, 1]])),
+        (torch.tensor([[[1.0, 2.0], [3.0, 4.0]]]), torch.tensor([[1, 0]])),
+        (torch.tensor([[[1.0, 2.0], [3.0, 4.0], [5.0, 0.0]], [[0.0, 1.0], [2.0, 2.0], [9.0, 9.0]]]),
+         torch.tensor([[1, 1, 1], [1, 1, 0]]))],
 )
 
 
@@ -104,7 +115,9 @@ PREVIOUS_TOKEN_SCORE = Exercise(
                                for hd in range(w.shape[0])]),
         lambda w: w[:, torch.arange(1, w.shape[-1]), torch.arange(w.shape[-1] - 1)].mean(dim=-1),
     ],
-    generic_hint="for each head, average weights[head, i, i-1] over i = 1 .. n-1",
+    properties=[in_range(0.0, 1.0, "scores", "a mean of attention weights lies between 0 and 1")],
+    small_inputs=lambda gen: [(torch.tensor([[[1.0, 0.0], [0.25, 0.75]]]),),
+                              (torch.tensor([[[1.0, 0.0, 0.0], [0.25, 0.75, 0.0], [0.1, 0.6, 0.3]]]),)],
 )
 
 

@@ -8,6 +8,7 @@
 import torch
 import torch.nn.functional as F
 
+from .feedback import Property, fmt, in_range, unchanged_when
 from .framework import Exercise, Mistake
 
 __all__ = ["check_next_token_losses", "check_induction_score"]
@@ -22,6 +23,30 @@ def next_token_losses_reference(logits, tokens):
 def _loss_inputs(gen):
     batch, n, vocab = 2, 6, 9
     return torch.randn(batch, n, vocab, generator=gen) * 2, torch.randint(0, vocab, (batch, n), generator=gen)
+
+
+def _losses_are_minus_log_probabilities(args, out, again):
+    """Each loss is −log p for a probability 0 < p ≤ 1: it is ≥ 0."""
+    bad = (out < -1e-6).nonzero()
+    if len(bad):
+        idx = tuple(int(t) for t in bad[0])
+        return (f"your losses are not all ≥ 0: losses{list(idx)} is {fmt(out[idx].item())}. A loss is "
+                f"−log p of a probability 0 < p ≤ 1, so it is ≥ 0 (−p, or log p, is not)")
+    return None
+
+
+def _first_token_changed(args):
+    logits, tokens = args
+    tokens = tokens.clone()
+    tokens[:, 0] = (tokens[:, 0] + 1) % logits.shape[-1]
+    return logits, tokens
+
+
+def _last_logits_changed(args):
+    logits, tokens = args
+    logits = logits.clone()
+    logits[:, -1] += torch.linspace(-2.0, 2.0, logits.shape[-1])
+    return logits, tokens
 
 
 CLASS_AXIS_HINT = ("F.cross_entropy wants the class axis second: logits of shape (batch, vocab, "
@@ -74,7 +99,19 @@ NEXT_TOKEN_LOSSES = Exercise(
         lambda lo, t: F.cross_entropy(lo[:, :-1].reshape(-1, lo.shape[-1]), t[:, 1:].reshape(-1),
                                       reduction="none").view(t.shape[0], -1),
     ],
-    generic_hint="entry [b, t] should be -log softmax(logits[b, t])[tokens[b, t+1]]",
+    properties=[
+        Property(_losses_are_minus_log_probabilities),
+        unchanged_when(_first_token_changed, "your losses change when the first token changes, and the "
+                                             "first token is never a label: position t is scored "
+                                             "against token t+1"),
+        unchanged_when(_last_logits_changed, "your losses change when the logits of the last position "
+                                             "change, and the last position has no next token to "
+                                             "predict: it takes no part in the losses"),
+    ],
+    small_inputs=lambda gen: [
+        (torch.tensor([[[0.0, 0.0], [1.0, 0.0]]]), torch.tensor([[0, 1]])),
+        (torch.tensor([[[2.0, 0.0], [1.0, 0.0]]]), torch.tensor([[1, 0]])),
+        (torch.tensor([[[2.0, 0.0, -1.0], [1.0, 0.0, 3.0], [0.0, 1.0, 0.0]]]), torch.tensor([[2, 1, 0]]))],
 )
 
 
@@ -158,10 +195,7 @@ INDUCTION_SCORE = Exercise(
         lambda w, p: torch.stack([sum(w[hd, i, i - p + 1] for i in range(p + 1, 2 * p + 1)) / p
                                   for hd in range(w.shape[0])]),
     ],
-    generic_hint="print the query positions i you average over, and the key of each, for period = 5 "
-                 "(n = 11): the i's should be the second copy's positions in [BOS, s, s], and each key "
-                 "the position just after the first occurrence of token i; then check that you divide "
-                 "by how many i's there are",
+    properties=[in_range(0.0, 1.0, "scores", "a mean of attention weights lies between 0 and 1")],
 )
 
 

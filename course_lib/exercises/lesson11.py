@@ -1,5 +1,8 @@
 """Lesson 11 — from 2017 to today: the modern decoder's pieces.
 
+Length: five exercises, each with its planted wrong answers, the properties of a right answer
+and the small inputs the counterexample search tries (issue 44).
+
 Exercise 11.1 `rms_norm(x, gamma, eps)`: x / √(mean(x²) + ε) · γ over the last axis.
 Exercise 11.2 `apply_rope(x, base)`: rotary positions in Llama's layout, pairs (x_i, x_i+d/2).
 Exercise 11.3 `swiglu(x, W1, W3, W2)`: (SiLU(x W1) ⊙ x W3) W2, matrices in math layout.
@@ -15,6 +18,7 @@ import torch.nn.functional as F
 
 from ..nn.attention import scaled_dot_product_attention
 from ..nn.positional import apply_rotary
+from .feedback import Property, first_difference, fmt
 from .framework import Exercise, Mistake
 
 __all__ = ["check_rms_norm", "check_swiglu", "check_apply_rope", "check_grouped_query_attention",
@@ -38,6 +42,21 @@ def _rms_inputs(gen):
     x = torch.randn(batch, n, d, generator=gen) * 0.4 + 0.3
     gamma = torch.rand(d, generator=gen) + 0.5
     return x, gamma, 0.05
+
+
+def _rms_one_before_gamma(args, out, again):
+    """With γ = 1 each position's output has root mean square √(m / (m + ε)) ≈ 1, m = mean(x²)."""
+    x, gamma, eps = args
+    y = again((x, torch.ones_like(gamma), eps)).double()
+    ms = x.double().pow(2).mean(-1)
+    rms, want = y.pow(2).mean(-1).sqrt(), (ms / (ms + eps)).sqrt()
+    bad = ((rms - want).abs() > 1e-3 * (1 + want)).nonzero()
+    if len(bad):
+        i = tuple(int(t) for t in bad[0])
+        return (f"with γ = 1 your position {i} has root mean square {fmt(rms[i].item())}, and RMSNorm's "
+                f"has √(m/(m + ε)) = {fmt(want[i].item())} with m = mean(x²): before γ, RMSNorm rescales "
+                f"each position's vector to RMS 1 (a little less, by ε)")
+    return None
 
 
 LENGTH_HINT = ("you divided by the vector's length ‖x‖ = √(Σ_i x_i²) (x.norm(), or the root of the "
@@ -91,8 +110,10 @@ RMS_NORM = Exercise(
         lambda x, g, e: F.rms_norm(x, (x.shape[-1],), g, e),
         lambda x, g, e: g * x / torch.sqrt(torch.linalg.vector_norm(x, dim=-1, keepdim=True) ** 2 / x.shape[-1] + e),
     ],
-    generic_hint="for one position: divide its vector by √(mean of its squared entries + ε), then "
-                 "multiply by γ element-wise; compare x[0, 0] by hand",
+    properties=[Property(_rms_one_before_gamma)],
+    small_inputs=lambda gen: [(torch.tensor([[3.0, 4.0]]), torch.ones(2), 0.01),
+                              (torch.tensor([[3.0, 4.0]]), torch.tensor([2.0, 0.5]), 0.01),
+                              (torch.tensor([[1.0, 2.0, 2.0], [0.5, -1.0, 3.0]]), torch.tensor([2.0, 1.0, 0.5]), 0.05)],
 )
 
 
@@ -143,7 +164,11 @@ SWIGLU = Exercise(
                                         * torch.einsum("...d,df->...f", x, b), c),
         lambda x, a, b, c: F.linear(F.silu(F.linear(x, a.T)) * F.linear(x, b.T), c.T),
     ],
-    generic_hint="compute gate = x @ W1, value = x @ W3, hidden = SiLU(gate) * value, then hidden @ W2",
+    small_inputs=lambda gen: [
+        (torch.tensor([[1.0]]), torch.tensor([[1.0]]), torch.tensor([[2.0]]), torch.tensor([[1.0]])),
+        (torch.tensor([[1.0, -1.0]]), torch.eye(2), torch.tensor([[1.0, 2.0], [0.0, 1.0]]), torch.eye(2)),
+        (torch.randn(2, 2, generator=gen), torch.randn(2, 3, generator=gen), torch.randn(2, 3, generator=gen),
+         torch.randn(3, 2, generator=gen))],
 )
 
 
@@ -192,6 +217,21 @@ def _rope_complex(x, base):
     return torch.cat((z.real, z.imag), dim=-1).to(x.dtype)
 
 
+def _rope_keeps_lengths(args, out, again):
+    """A rotation keeps every vector's length, and position 0 is not rotated at all."""
+    x = args[0]
+    diff = first_difference(out[..., 0, :], x[..., 0, :], 1e-5)
+    if diff is not None:
+        return (f"your position 0 moved: out[..., 0, :] should equal x[..., 0, :] (a rotation by "
+                f"0 · ω = 0), and entry {list(diff[0])} went from {fmt(diff[2])} to {fmt(diff[1])}")
+    got, want = out.double().norm(dim=-1), x.double().norm(dim=-1)
+    diff = first_difference(got, want, 1e-4)
+    if diff is not None:
+        return (f"your vectors changed length: position {diff[0][-1]}'s vector {list(diff[0][:-1])} had "
+                f"length {fmt(diff[2])} and has {fmt(diff[1])} — a rotation keeps every length")
+    return None
+
+
 def _rope_inputs(gen):
     return torch.randn(2, 3, _int(gen, 5, 9), 2 * _int(gen, 2, 5), generator=gen), [10000.0, 100.0, 500.0][_int(gen, 0, 3)]
 
@@ -222,8 +262,10 @@ APPLY_ROPE = Exercise(
     ],
     alternatives=[_rope_hf_style, _rope_complex,
                   lambda x, b: apply_rotary(x, b, pairs="halves")],
-    generic_hint="check two things by hand: row 0 must equal x[..., 0, :] (no rotation), and in row 1 "
-                 "the pair (x_0, x_d/2) turns by exactly 1 radian",
+    properties=[Property(_rope_keeps_lengths)],
+    small_inputs=lambda gen: [(torch.tensor([[1.0, 0.0], [1.0, 0.0]]), 10000.0),
+                              (torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 1.0]]), 100.0),
+                              (torch.randn(1, 3, 4, generator=gen), 100.0)],
 )
 
 
@@ -254,6 +296,20 @@ def _gqa(q, k, v, tile_k=False, tile_v=False, causal=True, scale=None, dim=-1, m
         mask = mask.T if mask_t else mask
         scores = scores.masked_fill(mask if invert else ~mask, float("-inf"))
     return torch.softmax(scores, dim=dim).nan_to_num(0.0) @ v
+
+
+def _gqa_causal(args, out, again):
+    """Changing the last key and value leaves every earlier query's output as it was."""
+    q, k, v = args
+    k2, v2 = k.clone(), v.clone()
+    k2[:, :, -1] += 2.0
+    v2[:, :, -1] += 2.0
+    diff = first_difference(again((q, k2, v2))[:, :, :-1], out[:, :, :-1], 1e-5)
+    if diff is None:
+        return None
+    b, head, i = diff[0][:3]
+    return (f"your output for query {i} (head {head}) changes when only the last key and value "
+            f"change: with the causal mask, query i sees keys j ≤ i only")
 
 
 def _gqa_inputs(gen):
@@ -311,8 +367,10 @@ GROUPED_QUERY_ATTENTION = Exercise(
         _gqa_loop,
         lambda q, k, v: _gqa(q, k, v),
     ],
-    generic_hint="repeat k and v to h heads with repeat_interleave(h // h_kv, dim=1), then compute "
-                 "causal softmax(q kᵀ / √d_k) v for every head",
+    properties=[Property(_gqa_causal)],
+    small_inputs=lambda gen: [
+        (torch.randn(1, h, n, 2, generator=gen), torch.randn(1, h_kv, n, 2, generator=gen),
+         torch.randn(1, h_kv, n, 2, generator=gen)) for h, h_kv, n in ((2, 1, 2), (2, 1, 3), (4, 2, 3))],
 )
 
 
@@ -347,6 +405,18 @@ def _step_inputs(gen):
     batch, h, t, d_k = 2, _int(gen, 2, 4), _int(gen, 3, 7), 2 * _int(gen, 2, 5)
     r = lambda n: torch.randn(batch, h, n, d_k, generator=gen)   # noqa: E731
     return r(1), r(1), r(1), r(t), r(t)
+
+
+def _caches_extended(args, out, again):
+    """The returned caches are the old ones with the new key and value appended, in order."""
+    q, k_new, v_new, k_cache, v_cache = args
+    for name, got, old, new in (("k_cache", out[1], k_cache, k_new), ("v_cache", out[2], v_cache, v_new)):
+        want = torch.cat((old, new), dim=2)
+        if got.shape == want.shape and first_difference(got, want, 1e-6) is not None:
+            return (f"your {name} is not the old cache followed by the new entry: its positions "
+                    f"0 … {old.shape[2] - 1} should be the cached ones, in order, and position "
+                    f"{old.shape[2]} the new one")
+    return None
 
 
 CACHE_AXIS_HINT = ("the cache grows along the *positions*: k_cache is (batch, h, t, d_k) and k_new "
@@ -384,8 +454,9 @@ CACHED_ATTENTION_STEP = Exercise(
                                    torch.cat((kc, kn), 2), torch.cat((vc, vn), 2)),
         lambda *a: _step(*a),
     ],
-    generic_hint="k_cache = cat(k_cache, k_new) along the positions (dim=2), the same for v; then "
-                 "out = softmax(q k_cacheᵀ / √d_k) v_cache; return (out, k_cache, v_cache)",
+    properties=[Property(_caches_extended)],
+    small_inputs=lambda gen: [
+        tuple(torch.randn(1, 1, n, d, generator=gen) for n in (1, 1, 1, t, t)) for t, d in ((1, 2), (2, 2), (2, 4))],
 )
 
 

@@ -80,13 +80,15 @@ def lookup_figure(keys, values, query, key_labels, query_label="query", unit="")
     fig, (ax_p, ax_w) = plt.subplots(1, 2, figsize=(9.1, 3.8), gridspec_kw={"width_ratios": [1, 1.4]})
     ax_p.scatter(K[:, 0].tolist(), K[:, 1].tolist(), s=60, color=BLUE, zorder=3)
     for (x, y), lab, val in zip(K.tolist(), labels, v.tolist()):
-        ax_p.annotate(f"{lab} (v={val:g}{u})", (x, y), textcoords="offset points", xytext=(6, 4), fontsize=9)
+        # centred above its point: a label to the right of the rightmost key would cross the frame
+        ax_p.annotate(f"{lab} (v={val:g}{u})", (x, y), textcoords="offset points", xytext=(0, 6), fontsize=9,
+                      ha="center")
     ax_p.scatter([q[0].item()], [q[1].item()], marker="*", s=220, color=VERMILLION, zorder=4)
     ax_p.annotate(query_label, q.tolist(), textcoords="offset points", xytext=(6, -12), color=BLACK)
     ax_p.axhline(0, color=GREY, lw=0.6)
     ax_p.axvline(0, color=GREY, lw=0.6)
     ax_p.set(title="keys k_i and the query q", xlabel="feature 1", ylabel="feature 2")
-    ax_p.margins(x=0.35, y=0.25)   # room for the labels right of the points
+    ax_p.margins(x=0.35, y=0.25)   # room for the labels beside and above the points
 
     pos = torch.arange(len(K), dtype=torch.float32)
     hard_out, soft_out = (hard @ v).item(), (soft @ v).item()   # what each lookup returns
@@ -181,6 +183,7 @@ def scaling_figure(d_values, raw, scaled, n_keys=16):
     axes[1].set_ylim(0, 1.05)
     axes[2].axhline(math.log(n_keys), color=GREY, ls=":", lw=1)
     axes[2].text(d_values[0], math.log(n_keys), " uniform", va="bottom", fontsize=9, color=GREY)
+    axes[2].set_ylim(0, 1.12 * math.log(n_keys))     # room above the line for its label, inside the frame
     axes[0].legend(fontsize=9)
     at = {key: f"{_num(raw[key][-1])} vs {_num(scaled[key][-1])}" for key, _, _ in _PANELS}
     text = (f"Softmax over {n_keys} random keys against d_k = {d_values[0]} … {d_values[-1]} (log scale), scores "
@@ -227,14 +230,26 @@ def _plain_log_ticks(ax, ds):
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 
 
+@functools.lru_cache(maxsize=8)
+def _query_and_keys(width, n_keys, seed):
+    """One random query (width,) and n_keys random keys (n_keys, width), drawn once."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(width, generator=gen), torch.randn(n_keys, width, generator=gen)
+
+
 @functools.lru_cache(maxsize=64)
 def _one_query(d_k, scaled, n_keys, seed):
-    """One random query against n_keys random keys: (std of the scores, weights (n_keys,))."""
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(d_k, generator=gen)
-    K = torch.randn(n_keys, d_k, generator=gen)
-    s = K @ q / (math.sqrt(d_k) if scaled else 1.0)
-    return s.std().item(), torch.softmax(s, dim=0).numpy()
+    """The weights (n_keys,) of one query against n_keys keys, and the scores' std over many.
+
+    The query and keys are the first d_k entries of one fixed draw, so moving d_k changes
+    their length, not the whole draw: the explorer shows the same query growing. The std is
+    the one of softmax_saturation's 256 queries (√ of its score variance), which follows
+    √d_k (or stays near 1 when scaled); one query's 16 scores are too few to show that.
+    """
+    q, K = _query_and_keys(max(d_k, D_K_CHOICES[-1]), n_keys, seed)
+    s = K[:, :d_k] @ q[:d_k] / (math.sqrt(d_k) if scaled else 1.0)
+    std = math.sqrt(softmax_saturation(d_k, scaled, n_keys)["variance"])
+    return std, torch.softmax(s, dim=0).numpy()
 
 
 class ScalingPlot(LivePlot):
@@ -296,7 +311,8 @@ class ScalingPlot(LivePlot):
         for bar, height in zip(self.bars, p.tolist()):
             bar.set_height(height)
             bar.set_facecolor(color)
-        self.title.set_text(f"one query, d_k = {d_k}, {label}\nscores: std {std:.1f};  max α = {p.max():.2f}")
+        self.title.set_text(f"one query, d_k = {d_k}, {label}\n"
+                            f"score std {std:.1f} (256 queries);  max α = {p.max():.2f}")
         stats = softmax_saturation(d_k, scaled, self.n_keys)
         for (key, sc), line in self.lines.items():
             line.set_alpha(1.0 if sc == scaled else 0.35)
@@ -310,11 +326,14 @@ class ScalingPlot(LivePlot):
         std, p = _one_query(d_k, bool(scaled), self.n_keys, self.seed)
         mine, other = (softmax_saturation(d_k, sc, self.n_keys) for sc in (scaled, not scaled))
         text = (f"One random query against {self.n_keys} keys with d_k = {d_k}, scores "
-                f"{'q·k/√d_k' if scaled else 'q·k without scaling'}: score std {std:.1f}, largest weight "
-                f"{p.max():.2f} on key {int(p.argmax())}. Averaged over random queries: largest weight "
+                f"{'q·k/√d_k' if scaled else 'q·k without scaling'}: largest weight {p.max():.2f} on key "
+                f"{int(p.argmax())}. Over 256 random queries: score std {std:.1f}, largest weight "
                 f"{_num(mine['max_prob'])} and gradient norm ‖∂α/∂s‖ {_num(mine['grad_norm'])}, against "
                 f"{_num(other['max_prob'])} and {_num(other['grad_norm'])} {'without' if scaled else 'with'} scaling.")
-        return dict(text=text, extra_values=(other["max_prob"], other["grad_norm"]))
+        result = (f"Largest weight {p.max():.2f} (score std {std:.1f} over 256 queries); averaged over queries, largest weight "
+                  f"{_num(mine['max_prob'])}, gradient norm {_num(mine['grad_norm'])} "
+                  f"{'with' if scaled else 'without'} scaling.")
+        return dict(text=text, extra_values=(other["max_prob"], other["grad_norm"]), result=result)
 
 
 def scaling_view(d_k=64, scaled=True, n_keys=16, seed=0):
@@ -390,16 +409,19 @@ class AttentionExplorerPlot(LivePlot):
 
     def build(self, fig, query, temperature):
         tokens, n = self.tokens, len(self.tokens)
-        ax_b, ax_h = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.2, 1]})
+        ax_b, ax_h = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.8, 1]})
         self.bars = ax_b.bar(range(n), np.zeros(n))
         self.numbers = [ax_b.text(i, 0.015, "", ha="center", fontsize=9) for i in range(n)]
-        ax_b.set_xticks(range(n), tokens, rotation=60, ha="right")
+        ax_b.set_xticks(range(n), tokens, rotation=70, ha="right")   # steep enough for 7-letter words side by side
         ax_b.set_ylim(0, 1.08)
         ax_b.set(ylabel="weight")
         self.title = ax_b.set_title(" ")
         attention_matrix_heatmap(torch.zeros(n, n), tokens, ax=ax_h, highlight=query, title="all queries")
         (self.image,), self.outline = ax_h.images, ax_h.patches[-1]
-        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.27, top=0.91, wspace=0.3)
+        # A column of the map is ~19 px wide at 10-11 tokens: only upright key labels fit side by side.
+        ax_h.tick_params(axis="x", labelrotation=90)
+        plt.setp(ax_h.get_xticklabels(), ha="center")
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.29, top=0.91, wspace=0.2)
         return [*self.bars, *self.numbers, self.title, self.image, self.outline]
 
     def update(self, query, temperature):

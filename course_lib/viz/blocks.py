@@ -254,14 +254,18 @@ class LayerProfilePlot(LivePlot):
     number of blocks (lesson 05's explorer: values wiring and depth, one stack per pair,
     remembered); title: None, or a function (**values) -> the figure's title.
 
-    What moves: both curves, the title, and every axis whose ticks follow the data (the
-    blocks on both x axes, the gradient norms' y axis); the RMS y axis (fixed limits)
-    stays in the frame. `tight_layout` follows the tick labels (10^-23 is wider than
-    10^-6), so it is computed for each new set of values (once: remembered), and the
-    frame is drawn again only when the panels moved.
+    What moves: both curves, the title, and the axes whose ticks follow the data (the
+    blocks on both x axes). Both y axes have fixed limits, the same for every wiring and depth, so
+    that two depths (or wirings) compare at a glance; a norm below GRAD_LIMITS[0] (or exactly 0)
+    is drawn on the bottom edge. `tight_layout` follows the tick labels, so it is computed for
+    each new set of values (once: remembered), and the frame is drawn again only when the panels
+    moved.
     """
 
     figsize = (9, 3.2)
+    # Covers every wiring of lesson 05's explorer up to 24 blocks (plain, 24 blocks: about 1e-22
+    # near the input, some exactly 0) and the largest norms (about 30).
+    GRAD_LIMITS = (1e-30, 1e3)
 
     def __init__(self, profile, title=None):
         self.profile, self.title_of = profile, title
@@ -272,10 +276,8 @@ class LayerProfilePlot(LivePlot):
         g, r = _np("grad_norms", g), _np("stream_rms", r)
         if len(g) != len(r):
             raise ValueError(f"grad_norms has {len(g)} values but stream_rms has {len(r)}")
-        positive = g[g > 0]
-        floor = positive.min() / 10 if positive.size else 1e-30
         self._g = g
-        return np.arange(1, len(g) + 1), np.maximum(g, floor), r     # a zero norm sits at the floor
+        return np.arange(1, len(g) + 1), np.maximum(g, self.GRAD_LIMITS[0]), r    # a zero norm: on the bottom edge
 
     def check(self, **values):
         self._data(**values)
@@ -283,8 +285,9 @@ class LayerProfilePlot(LivePlot):
     def build(self, fig, **values):
         blocks, shown, r = self._data(**values)
         a1, a2 = self.axes = fig.subplots(1, 2)
-        (self.grad_line,) = a1.plot(blocks, shown, marker="o", color=VERMILLION)
+        (self.grad_line,) = a1.plot(blocks, shown, marker="o", color=VERMILLION, clip_on=False)
         a1.set_yscale("log")
+        a1.set_ylim(*self.GRAD_LIMITS)
         a1.set_xlabel("block (1 = nearest the input)")
         a1.set_ylabel("gradient norm of its parameters")
         (self.rms_line,) = a2.plot(blocks, r, marker="s", color=BLUE)
@@ -304,7 +307,7 @@ class LayerProfilePlot(LivePlot):
         a1, a2 = self.axes
         self.grad_line.set_data(blocks, shown)
         self.rms_line.set_data(blocks, r)
-        a1.set_ylim(min(1e-6, shown.min() / 3), 1e3)
+        a1.set_ylim(*self.GRAD_LIMITS)      # fixed: depths and wirings compare at a glance
         for a in (a1, a2):                  # x: the blocks, with autoscale's margins
             a.relim()
             a.autoscale_view(scaley=False)
@@ -323,7 +326,7 @@ class LayerProfilePlot(LivePlot):
             self.redraw_frame()         # the panels moved: the kept frame is stale
 
     def describe(self, **values):
-        g, r = self._g, self.rms_line.get_ydata()       # g: the norms (a zero one is drawn at the floor)
+        g, r = self._g, self.rms_line.get_ydata()       # g: the norms (a zero one is drawn on the bottom edge)
         n, zeros = len(g), int((g <= 0).sum())
         low = g[g > 0].min() if zeros < n else 0.0
         title = self.title.get_text() if self.title else ""
@@ -332,7 +335,10 @@ class LayerProfilePlot(LivePlot):
                 + (f" ({zeros} of them exactly 0, drawn at the bottom)" if zeros else "")
                 + (f", smallest {_num(low)}" if 0 < low < min(g[0], g[-1]) else "")
                 + f"; the RMS of the residual stream after each block from {_num(r[0])} to {_num(r[-1])}.")
-        return dict(text=text, extra_values=[zeros])
+        result = (f"Gradient norm from {_num(g[0])} at block 1 to {_num(g[-1])} at block {n}"
+                  + (f" ({zeros} exactly 0)" if zeros else "")
+                  + f"; residual stream RMS from {_num(r[0])} to {_num(r[-1])}.")
+        return dict(text=text, extra_values=[zeros], result=result)
 
 
 def layer_profile_plot(grad_norms, stream_rms, title=""):

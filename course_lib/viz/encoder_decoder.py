@@ -119,20 +119,22 @@ def _arrow(ax, a, b, color="#333333", rad=0.0):
                                  connectionstyle=f"arc3,rad={rad}", shrinkA=0, shrinkB=0))
 
 
-def _column(ax, x, w, boxes, gap=0.42, y=0.3, to_data=None):
-    """Stack boxes bottom-up: each (text, height, color, bold, arrow_label or None).
-    An arrow joins consecutive boxes, labelled with the shape it carries.
+def _column(ax, x, w, boxes, y=0.04, to_data=None):
+    """Stack boxes bottom-up: each (text, height, color, bold, shape on the arrow into it or
+    None, gap below it), in inches (the diagram's data unit). An arrow crosses each gap; the
+    shape it carries is written on it, centred, on white.
     Returns ({index: (x, y_centre, height)} of the boxes, [each box's Text],
     {index: the Text on the arrow into box index}).
     """
     placed, texts, on_arrows = {}, [], {}
-    for i, (text, hgt, color, bold, shape_label) in enumerate(boxes):
+    for i, (text, hgt, color, bold, shape_label, gap) in enumerate(boxes):
         if i:
             _arrow(ax, (x, y), (x, y + gap))
-            if shape_label:
-                on_arrows[i] = ax.text(x + 0.08, y + gap / 2, shape_label, fontsize=8, color="#1f4e79",
+            if shape_label:     # mid-gap; low in a layer's first gap, where the frame and the skip start above it
+                mid = y + (_LABEL_AT if gap >= _INTO_LAYER else 0.5) * gap
+                on_arrows[i] = ax.text(x, mid, shape_label, fontsize=8, color="#1f4e79", ha="center",
                                        va="center", family="monospace",
-                                       bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.85))
+                                       bbox=dict(fc="white", ec="none", pad=0.5))
             y += gap
         texts.append(_box(ax, x, y + hgt / 2, w, hgt, text, color, bold=bold, to_data=to_data))
         placed[i] = (x, y + hgt / 2, hgt)
@@ -140,33 +142,36 @@ def _column(ax, x, w, boxes, gap=0.42, y=0.3, to_data=None):
     return placed, texts, on_arrows
 
 
-_MARGIN = 0.32   # between a column's boxes and its dashed frame: room for the residual arrows
+_MARGIN = 0.28      # between a column's boxes and its dashed frame: room for the residual arrows
+_SKIP = 0.1         # a residual leaves the stream this far below its sublayer
+_INTO_LAYER = 0.42  # the gap below a layer's first sublayer: its input's shape, then the frame, then the skip
+_LABEL_AT = 0.34    # where in that gap the shape sits (fraction from the bottom)
 
 
 def _frame(ax, placed, first, last, w, color, title, side):
+    """A dashed frame around boxes first..last, its title rotated beside it on `side`."""
     x, y0, h0 = placed[first]
     _, y1, h1 = placed[last]
-    bottom, top = y0 - h0 / 2 - 0.15, y1 + h1 / 2 + 0.15
+    bottom, top = y0 - h0 / 2 - _SKIP - 0.045, y1 + h1 / 2 + 0.07
     ax.add_patch(FancyBboxPatch((x - w / 2 - _MARGIN, bottom), w + 2 * _MARGIN, top - bottom,
                                 boxstyle="round,pad=0.02", fc="none", ec=color, lw=1.2, ls="--"))
     side = -1 if side == "left" else 1
-    ax.text(x + side * (w / 2 + _MARGIN + 0.22), (bottom + top) / 2, title, fontsize=9.5, color=color,
+    ax.text(x + side * (w / 2 + _MARGIN + 0.16), (bottom + top) / 2, title, fontsize=9.5, color=color,
             weight="bold", rotation=90, ha="center", va="center")
 
 
-def _residuals(ax, placed, w, side, gap=0.42, color="#2e7d32"):
+def _residuals(ax, placed, w, side, color="#2e7d32"):
     """A skip arrow around every sublayer into the Add & Norm box after it: x + Sublayer(x).
 
-    placed: from `_column`; the Add & Norm boxes are found by their text's position in
-    `adds` (indices). The arrow leaves the stream just below the sublayer and runs
-    along the `side` of the column.
+    placed: from `_column`. The arrow leaves the stream just below the sublayer (above the
+    shape written on the arrow into it) and runs along the `side` of the column.
     """
     def draw(sub, add):
         x, ys, hs = placed[sub]
         _, ya, _ = placed[add]
         sign = -1 if side == "left" else 1
         edge, lane = x + sign * w / 2, x + sign * (w / 2 + _MARGIN / 2)
-        start = ys - hs / 2 - gap * 0.22                   # on the arrow into the sublayer, above its shape label
+        start = ys - hs / 2 - _SKIP
         ax.plot([x, lane, lane], [start, start, ya], color=color, lw=1.3, solid_capstyle="round")
         ax.plot([x], [start], "o", color=color, ms=3.5)
         _arrow(ax, (lane, ya), (edge, ya), color=color)
@@ -174,21 +179,26 @@ def _residuals(ax, placed, w, side, gap=0.42, color="#2e7d32"):
 
 
 _B, _S, _T, _D = "batch", "n_src", "n_tgt", "d_model"
+# Heights (inches) of a box of one, two and three lines of 8.5 pt text, and the gaps between
+# boxes: a plain arrow, and one with a shape written on it.
+_H1, _H2, _H3 = 0.22, 0.36, 0.50
+_GAP, _LABELLED = 0.175, 0.30
 
 
 def _encoder_boxes(s, d_ff):
-    """The encoder column, bottom-up: (text, height, colour, bold, shape on the arrow into it)."""
+    """The encoder column, bottom-up: (text, height, colour, bold, shape on the arrow into it,
+    gap below it)."""
     B, S, D = _B, _S, _D
     return [
-        (f"source ids (English)\n{_fmt(s['src'], (B, S))}", 0.55, _IO, False, None),
-        ("embedding: row lookup E_src[id] · √d_model\n(= one-hot(id) @ E_src)", 0.55, _ENC, False, None),
-        ("+ positional encoding", 0.4, _ENC, False, _fmt(s["src_embedded"], (B, S, D))),
+        (f"source ids (English)\n{_fmt(s['src'], (B, S))}", _H2, _IO, False, None, 0),
+        ("embedding: row lookup E_src[id] · √d_model\n(= one-hot(id) @ E_src)", _H2, _ENC, False, None, _GAP),
+        ("+ positional encoding", _H1, _ENC, False, _fmt(s["src_embedded"], (B, S, D)), _LABELLED),
         (f"self-attention: Q, K, V from the source\nweights {_fmt(s['self_weights'], (B, 'h', S, S))}",
-         0.55, _ATT, False, _fmt(s["src_in"], (B, S, D))),
-        ("Add & Norm", 0.36, _ENC, False, None),
-        (f"feed-forward (d_ff={d_ff})", 0.4, _ENC, False, None),
-        ("Add & Norm", 0.36, _ENC, False, None),
-        (f"memory (encoder output)\n{_fmt(s['memory'], (B, S, D))}", 0.55, _ENC, True, None),
+         _H2, _ATT, False, _fmt(s["src_in"], (B, S, D)), _INTO_LAYER),
+        ("Add & Norm", _H1, _ENC, False, None, _GAP),
+        (f"feed-forward (d_ff={d_ff})", _H1, _ENC, False, None, _GAP),
+        ("Add & Norm", _H1, _ENC, False, None, _GAP),
+        (f"memory (encoder output)\n{_fmt(s['memory'], (B, S, D))}", _H2, _ENC, True, None, 0.2),
     ]
 
 
@@ -196,20 +206,20 @@ def _decoder_boxes(s, d_ff):
     """The decoder column, bottom-up, as `_encoder_boxes`."""
     B, S, T, D = _B, _S, _T, _D
     return [
-        (f"target ids, shifted right (German)\n{_fmt(s['tgt'], (B, T))}", 0.55, _IO, False, None),
-        ("embedding: row lookup E_tgt[id] · √d_model", 0.45, _DEC, False, None),
-        ("+ positional encoding", 0.4, _DEC, False, _fmt(s["tgt_embedded"], (B, T, D))),
+        (f"target ids, shifted right (German)\n{_fmt(s['tgt'], (B, T))}", _H2, _IO, False, None, 0),
+        ("embedding: row lookup E_tgt[id] · √d_model", _H1, _DEC, False, None, _GAP),
+        ("+ positional encoding", _H1, _DEC, False, _fmt(s["tgt_embedded"], (B, T, D)), _LABELLED),
         (f"masked self-attention (causal)\nweights {_fmt(s['masked_weights'], (B, 'h', T, T))}",
-         0.55, _ATT, False, _fmt(s["tgt_in"], (B, T, D))),
-        ("Add & Norm", 0.36, _DEC, False, None),
+         _H2, _ATT, False, _fmt(s["tgt_in"], (B, T, D)), _INTO_LAYER),
+        ("Add & Norm", _H1, _DEC, False, None, _GAP),
         (f"cross-attention: Q from the decoder,\nK and V from memory\n"
-         f"weights {_fmt(s['cross_weights'], (B, 'h', T, S))}", 0.75, _ATT, True, None),
-        ("Add & Norm", 0.36, _DEC, False, None),
-        (f"feed-forward (d_ff={d_ff})", 0.4, _DEC, False, None),
-        ("Add & Norm", 0.36, _DEC, False, None),
-        (f"linear d_model → V (target vocabulary)\nlogits {_fmt(s['logits'], (B, T, 'V'))}", 0.55, _DEC,
-         False, _fmt(s["decoder_out"], (B, T, D))),
-        (f"softmax over the vocabulary\n{_fmt(s['probs'], (B, T, 'V'))}", 0.55, _IO, True, None),
+         f"weights {_fmt(s['cross_weights'], (B, 'h', T, S))}", _H3, _ATT, True, None, _GAP),
+        ("Add & Norm", _H1, _DEC, False, None, _GAP),
+        (f"feed-forward (d_ff={d_ff})", _H1, _DEC, False, None, _GAP),
+        ("Add & Norm", _H1, _DEC, False, None, _GAP),
+        (f"linear d_model → V (target vocabulary)\nlogits {_fmt(s['logits'], (B, T, 'V'))}", _H2, _DEC,
+         False, _fmt(s["decoder_out"], (B, T, D)), 0.36),
+        (f"softmax over the vocabulary\n{_fmt(s['probs'], (B, T, 'V'))}", _H2, _IO, True, None, _GAP),
     ]
 
 
@@ -221,6 +231,11 @@ _DEC_SIZED = (0, 3, 5, 7, 9, 10)
 def _header(batch, n_src, n_tgt, d_model, h, tgt_vocab):
     return (f"batch={batch}, n_src={n_src}, n_tgt={n_tgt}, d_model={d_model}, h={h} "
             f"(d_k={d_model // h}), V = tgt_vocab = {tgt_vocab}")
+
+
+def _two_lines(header):
+    """The header broken before h: it fits above the encoder column."""
+    return header.replace(", h=", ",\nh=", 1)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -248,7 +263,7 @@ class EncoderDecoderDiagram(LivePlot):
     sizes (every text lies well inside the Axes), so nothing is laid out again.
     """
 
-    figsize = (9.1, 8.6)
+    figsize = (9.1, 5.75)   # 9.1 in: 8 pt text stays 8 pt in the notebook; 5.75 in: 552 px, one laptop screen
 
     def __init__(self, d_ff=None, src_vocab=30, n_layers=2):
         self.d_ff, self.src_vocab, self.n_layers = d_ff, src_vocab, n_layers
@@ -271,21 +286,24 @@ class EncoderDecoderDiagram(LivePlot):
         texts = []
         for boxes, sized in ((_encoder_boxes(s, d_ff), _ENC_SIZED), (_decoder_boxes(s, d_ff), _DEC_SIZED)):
             texts += [boxes[i][0] for i in sized] + [b[4] for b in boxes if b[4]]
-        return texts + [_header(**values)]
+        return texts + [_two_lines(_header(**values))]
 
     def build(self, fig, **values):
         s, d_ff = self._shapes(**values)
-        ax = self.ax = fig.add_subplot()
-        ax.set_xlim(0, 11)
-        ax.set_ylim(0, 10.8)
+        # One data unit is one inch: the boxes' heights and gaps above are in inches. Fixed, not
+        # tight_layout: the layout must not follow the sizes the texts show (a redraw for other
+        # sizes keeps the frame; a fresh figure for them must match it). A 0.01 margin: the
+        # notebook's bbox_inches="tight" adds 0.1 in around the Axes, and 9.1 in must stay ≤ 913 px.
+        ax = self.ax = fig.add_axes((0.01, 0.01, 0.98, 0.98))
+        width, height = 0.98 * fig.get_size_inches()
+        ax.set_xlim(0, width)
+        ax.set_ylim(0, height)
         ax.axis("off")
         for spine in ax.spines.values():    # LivePlot draws an Axes' spines over what moved,
             spine.set_visible(False)         # also with the axis off: none here
-        # Font sizes are fitted to the boxes as the Axes lies before tight_layout (as the
-        # figure has always done); kept, so a new text is fitted the same way.
-        self.to_data = _data_per_pixel(ax)
-        w = 4.0
-        ex, dx = 2.75, 8.2  # encoder / decoder column centres
+        self.to_data = _data_per_pixel(ax)   # box texts are fitted to their boxes with this
+        w = 3.25
+        ex, dx = 2.2, 6.72   # encoder / decoder column centres: the two frames' titles fit the width
 
         enc, enc_texts, enc_arrows = _column(ax, ex, w, _encoder_boxes(s, d_ff), to_data=self.to_data)
         _frame(ax, enc, 3, 6, w, "#1f4e79", f"encoder layer × {self.n_layers}", "left")
@@ -300,18 +318,19 @@ class EncoderDecoderDiagram(LivePlot):
             skip(sub, sub + 1)
 
         # memory -> every decoder layer's cross-attention (keys and values)
-        _, my, mh = enc[7]
+        _, my, _ = enc[7]
         _, cy, _ = dec[5]
-        _arrow(ax, (ex + w / 2, my), (dx - w / 2 - 0.15, cy), color="#1f4e79", rad=0.25)
-        ax.text((ex + dx) / 2, (my + cy) / 2 + 0.3, "K, V", fontsize=10, color="#1f4e79", weight="bold",
-                ha="center", va="center")
-        self.header = ax.text(0.05, 10.55, _header(**values), fontsize=10.5, weight="bold")
-        ax.text(0.05, 10.35, "every shape below was read off a real forward pass at these sizes;\n"
-                             "green side arrows: the residual x + Sublayer(x) into each Add & Norm",
+        start, end = (ex + w / 2, my), (dx - w / 2 - 0.04, cy)
+        _arrow(ax, start, end, color="#1f4e79", rad=-0.3)
+        ax.text((start[0] + end[0]) / 2, (my + cy) / 2 + 0.08, "K, V", fontsize=10, color="#1f4e79",
+                weight="bold", ha="center", va="center")
+        # The header sits above the encoder, which is shorter than the decoder.
+        self.header = ax.text(0.08, height - 0.08, _two_lines(_header(**values)), fontsize=10.5, weight="bold",
+                              va="top")
+        ax.text(0.08, height - 0.5, "every shape here was read off a real forward\n"
+                                    "pass at these sizes; green side arrows: the\n"
+                                    "residual x + Sublayer(x) into each Add & Norm",
                 fontsize=9, color="#555555", va="top")
-        # Fixed margins, not tight_layout: the layout must not follow the sizes the texts show
-        # (a redraw for other sizes keeps the frame; a fresh figure for them must match it).
-        fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.99)
         # The texts that show a size move ("Add & Norm" and the like stay in the frame).
         self.moving = [enc_texts[i] for i in _ENC_SIZED] + [enc_arrows[i] for i in sorted(enc_arrows)] + \
             [dec_texts[i] for i in _DEC_SIZED] + [dec_arrows[i] for i in sorted(dec_arrows)] + [self.header]

@@ -7,6 +7,7 @@ import torch
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize, to_rgb
 from matplotlib.patches import Patch
+from matplotlib.transforms import offset_copy
 
 from .describe import describe, fmt
 from .encoder_decoder import _row_peaks, _weights_table
@@ -95,7 +96,7 @@ def _own_maximum_bar(fig, axes, cmap="Blues", beside=False):
     if beside:      # one panel: the width a laptop's notebook column has to spare, not its height
         bar = fig.colorbar(ScalarMappable(Normalize(0, 1), cmap=cmap), ax=axes, orientation="vertical",
                            fraction=0.05, pad=0.03, aspect=30, ticks=[0, 1])
-        bar.ax.set_yticklabels(["0", "its max"])
+        bar.ax.set_yticklabels(["0", ""])     # the top's number is the panel's: `max_label` writes it
         bar.set_label("attention weight: white = 0,\ndarkest = the panel's own maximum", fontsize=9)
         return bar
     bar = fig.colorbar(ScalarMappable(Normalize(0, 1), cmap=cmap), ax=axes, orientation="horizontal",
@@ -205,14 +206,23 @@ class PretrainedHeadMap(LivePlot):
         toks = self.tokens[sentence]
         self.image = draw_attention(ax, torch.from_numpy(self.maps[sentence][layer, head]), toks, toks,
                                     self._title(layer, head))
-        _own_maximum_bar(fig, [ax], beside=True)
+        bar = _own_maximum_bar(fig, [ax], beside=True)
+        # The top of the bar is this head's largest weight: a number beside it, moving with the head
+        # (a tick label is part of the kept frame and would not be drawn again).
+        self.top = bar.ax.text(1.0, 1.0, "", transform=offset_copy(bar.ax.transAxes, fig, x=7, units="points"),
+                               ha="left", va="center", fontsize=bar.ax.yaxis.get_ticklabels()[0].get_fontsize())
+        self._set_top(self.maps[sentence][layer, head])
         self.title = ax.title
-        return [self.image, self.title]
+        return [self.image, self.title, self.top]
+
+    def _set_top(self, w):
+        self.top.set_text(fmt(max(float(w.max()), 0.0)))
 
     def update(self, sentence, layer, head):
         w = self.maps[sentence][layer, head]
         self.image.set_data(w)
         self.image.set_clim(0, max(float(w.max()), 1e-6))          # each head: 0 .. its own maximum
+        self._set_top(w)
         self.title.set_text(self._title(layer, head))
 
     def describe(self, sentence, layer, head):
@@ -222,7 +232,8 @@ class PretrainedHeadMap(LivePlot):
                          f"tokens, rows: queries, columns: keys, shaded from 0 up to its {words}. Where each query "
                          f"attends most{' (the 6 strongest rows)' if len(toks) > 6 else ''}: "
                          f"{_row_peaks(w, toks, toks)}.",
-                    table=_weights_table(w, toks, toks), extra_values=later)
+                    table=_weights_table(w, toks, toks), extra_values=later,
+                    result=f"{self._title(layer, head)}: where each query attends most: {_row_peaks(w, toks, toks)}.")
 
 
 def it_attention_grid(weights, sentences, targets):
@@ -346,7 +357,7 @@ def similarity_heatmap(similarity, labels, title="cosine similarity of sentence 
     im = ax.imshow(s.numpy(), cmap="viridis", vmin=min(0.0, float(s.min())), vmax=1)
     for i in range(n):
         for j in range(n):
-            ax.text(j, i, f"{float(s[i, j]):.2f}", ha="center", va="center", fontsize=8,
+            ax.text(j, i, fmt(s[i, j]), ha="center", va="center", fontsize=8,      # never "-0.00"
                     color="black" if s[i, j] > 0.6 else "white")
     short = [lab if len(lab) <= 42 else lab[:40] + "…" for lab in labels]
     ax.set_yticks(range(n), short, fontsize=8)
@@ -360,7 +371,7 @@ def similarity_heatmap(similarity, labels, title="cosine similarity of sentence 
     text = f"{title[:1].upper()}{title[1:]} for {n} sentences (rows; columns by number)"
     if pairs:
         (lo, a, b), (hi, c, d) = pairs[0], pairs[-1]
-        text += (f": most similar '{short[c]}' and '{short[d]}' {hi:.2f}; least similar '{short[a]}' and "
-                 f"'{short[b]}' {lo:.2f}")
+        text += (f": most similar '{short[c]}' and '{short[d]}' {fmt(hi)}; least similar '{short[a]}' and "
+                 f"'{short[b]}' {fmt(lo)}")
     return describe(fig, text + ".", table=_weights_table(s.numpy(), short, range(n), corner="sentence \\ #")
                     if n * n > 20 else None)

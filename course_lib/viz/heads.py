@@ -28,19 +28,22 @@ def _as_square(name, weights):
     return w.numpy()
 
 
-def _label_ticks(ax, labels):
-    """The tokens on both axes of a map (one tick per cell)."""
-    size = 9 if len(labels) <= 16 else 7.5
-    ax.set_xticklabels(labels, rotation=90, fontsize=size)
+def _label_ticks(ax, labels, upright=False):
+    """The tokens on both axes of a map (one tick per cell). upright: short tokens ("c3", "c?")
+    stand upright under their columns (a single map: more of the figure's height for the map;
+    maps side by side keep them turned, their columns are too narrow)."""
+    upright = upright and len(labels) <= 16 and max(map(len, labels)) <= 2
+    size = (10 if upright else 9) if len(labels) <= 16 else 7.5
+    ax.set_xticklabels(labels, rotation=0 if upright else 90, fontsize=size - 1 if upright else size)
     ax.set_yticklabels(labels, fontsize=size)
 
 
-def _draw_map(ax, w, labels, title, marks):
+def _draw_map(ax, w, labels, title, marks, upright=False):
     n = w.shape[0]
     im = ax.imshow(w, cmap="Blues", vmin=0, vmax=1)
     ax.set_xticks(range(n))
     ax.set_yticks(range(n))
-    _label_ticks(ax, labels)
+    _label_ticks(ax, labels, upright)
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")
     ax.set_title(title, fontsize=10)
@@ -103,9 +106,10 @@ class AttentionMaps(LivePlot):
     again (once per example: remembered) and the frame drawn again.
     """
 
-    # 2.8 in tall, the legend beside the colour bar: with its controls and caption the explorer
-    # fits the 522 px a 1366×768 screen shows beside the file browser (tests/test_browser.py)
-    figsize = (6.8, 2.8)
+    # 3.25 in tall (a 12×12 map about 240 px wide, its tokens at 10 pt), the legend beside the
+    # colour bar: with its controls and caption the explorer is meant to fit the 522 px a
+    # 1366×768 screen shows beside the file browser (tests/test_browser.py measures it)
+    figsize = (6.8, 3.25)
     redraw_on = ("example",)
 
     def __init__(self, weights, labels, marks=None, title=None):
@@ -144,7 +148,7 @@ class AttentionMaps(LivePlot):
         ax = self.ax = fig.add_subplot()
         marks = {name: m[example] for name, m in self.marks.items()}
         self.image = _draw_map(ax, self.weights[layer][example, head], self.labels[example],
-                               self.title_of(example=example, layer=layer, head=head), marks)
+                               self.title_of(example=example, layer=layer, head=head), marks, upright=True)
         fig.colorbar(self.image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
         if marks:
             ax.legend(loc="upper left", bbox_to_anchor=(1.38, 1.0), ncol=1, fontsize=9, frameon=False)
@@ -159,7 +163,7 @@ class AttentionMaps(LivePlot):
         self.title.set_text(self.title_of(example=example, layer=layer, head=head))
         if example == self.example:
             return
-        _label_ticks(self.ax, self.labels[example])
+        _label_ticks(self.ax, self.labels[example], upright=True)
         for ring, mask in zip(self.rings, self.marks.values()):
             rows, cols = np.nonzero(mask[example])
             ring.set_offsets(np.column_stack([cols, rows]))

@@ -317,8 +317,11 @@ def influence_maps(maps, tokens=None):
     off = [float(m.masked_fill(torch.eye(len(m), dtype=torch.bool), 0).max()) for m in mats.values()]
     full = max(float(m.max()) for m in mats.values())
     vmax = max(max(off), 1e-6) if max(off) > 1e-6 else max(full, 1e-6)
+    cmap = plt.get_cmap("magma_r").with_extremes(over=BLUE)   # beyond the scale (the diagonal): hatched too
     for ax, (title, m) in zip(axes[0], mats.items()):
-        im = ax.imshow(m.numpy(), cmap="magma_r", vmin=0, vmax=vmax)
+        im = ax.imshow(m.numpy(), cmap=cmap, vmin=0, vmax=vmax)
+        for t, j in (m > vmax * 1.001).nonzero().tolist():
+            ax.add_patch(plt.Rectangle((j - 0.5, t - 0.5), 1, 1, fill=False, hatch="///", ec="white", lw=0))
         ax.set_xlabel("input position j (token changed)", fontsize=9)
         ax.set_ylabel("output position t", fontsize=9)
         ax.set_title(title, fontsize=10)
@@ -329,7 +332,7 @@ def influence_maps(maps, tokens=None):
     saturated = full > vmax * 1.001
     fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02, extend="max" if saturated else "neither",
                  label="‖Δ logits at t‖ when token j changes"
-                       + ("\n(darkest: this much or more; the diagonal goes beyond)" if saturated else ""))
+                       + ("\n(blue, hatched: beyond the scale — the diagonal)" if saturated else ""))
     return _describe_influence(fig, mats, tokens, vmax)
 
 
@@ -346,7 +349,10 @@ def _describe_influence(fig, mats, tokens, vmax):
                     f"{fmt(later.max())}")
         rows += [[f"{title}, output {names[t]}", *(float(v) for v in m[t])] for t in range(len(m))]
     return describe(fig, f"Size of the change of output t when input token j changes ({n} × {n} positions, "
-                         f"colour scale 0 to {fmt(vmax)}). " + "; ".join(said) + ".",
+                         f"colour scale 0 to {fmt(vmax)}"
+                         + ("; larger changes, beyond the scale, in blue and hatched" if
+                            any(float(m.max()) > vmax * 1.001 for m in mats.values()) else "")
+                         + "). " + "; ".join(said) + ".",
                     table=(["output t", *(f"token {j}" for j in names)], rows), extra_values=[vmax, *range(n)])
 
 
@@ -365,7 +371,8 @@ def residual_contribution_bars(values, ylabel="mean contribution", title=None):
     ax.bar(x + 0.2, [values[k][1] for k in names], 0.4, color=VERMILLION, hatch="//", edgecolor="white", lw=0,
            label="repeated-copy positions")
     ax.axhline(0, color="k", lw=0.6)
-    ax.set_xticks(x, names, fontsize=9, rotation=20, ha="right")
+    # upright, a long name on two lines: slanted, "LN β + unembed bias" ran into its neighbour
+    ax.set_xticks(x, ["\n".join(textwrap.wrap(k, 13)) for k in names], fontsize=9)
     ax.set_ylabel("\n".join(textwrap.wrap(ylabel, 28)))       # a long label: two lines, not tiny
     if title:
         ax.set_title(title, fontsize=11)

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from matplotlib.patches import FancyBboxPatch
 
-from .describe import describe, fmt
+from .describe import describe, first_lines, fmt
 from .induction import ink_on
 from .palette import BLUE, ORANGE, VERMILLION
 from .sampling import BarsOverText, _Remembered
@@ -23,11 +23,11 @@ __all__ = ["block_comparison", "head_weight_grid", "generation_panel", "cache_ti
 _BLOCK_2017 = [("token embedding  E[id]·√d", "#dddddd"), ("+ sinusoidal positions", "#f4d6a0"),
                ("multi-head attention (h = 8)", "#a8c8f0"), ("Add & LayerNorm", "#f7b7b7"),
                ("FFN: W₂ ReLU(W₁x + b₁) + b₂", "#b9e3b0"), ("Add & LayerNorm", "#f7b7b7"),
-               ("output: separate W_out", "#dddddd")]
+               ("output: logits = x Eᵀ (the same E, §3.4)", "#dddddd")]
 _BLOCK_TODAY = [("token embedding  E[id]", "#dddddd"), ("RMSNorm", "#f7b7b7"),
-                ("grouped-query attention (9 q / 3 kv heads)\nRoPE on q, k", "#a8c8f0"), ("+ residual", "#ffffff"),
+                ("grouped-query attention\n(9 q / 3 kv heads), RoPE on q, k", "#a8c8f0"), ("+ residual", "#ffffff"),
                 ("RMSNorm", "#f7b7b7"), ("SwiGLU: W₂(SiLU(W₁x) ⊙ W₃x)", "#b9e3b0"), ("+ residual", "#ffffff"),
-                ("final RMSNorm, output: Eᵀ (tied)", "#dddddd")]
+                ("final RMSNorm, output:\nlogits = x Eᵀ (the same E)", "#dddddd")]
 
 
 _SKIP = "#2e7d32"      # the skip (residual) connections, as in lesson 07's encoder-decoder diagram
@@ -50,16 +50,16 @@ def _column(ax, x, boxes, title, repeat_from, repeat_to, repeat_label, skips=())
     for i, (label, colour) in enumerate(boxes):
         y = i * (h + gap)
         ax.add_patch(FancyBboxPatch((x, y), 4.2, h, boxstyle="round,pad=0.05", fc=colour, ec="#444444", lw=1))
-        ax.text(x + 2.1, y + h / 2, label, ha="center", va="center", fontsize=9)
+        ax.text(x + 2.1, y + h / 2, label, ha="center", va="center", fontsize=11, linespacing=1.1)
         if i:
             ax.annotate("", (x + 2.1, y - 0.02), (x + 2.1, y - gap + 0.02),
                         arrowprops=dict(arrowstyle="->", color="#444444"))
     y0, y1 = repeat_from * (h + gap) - 0.15, repeat_to * (h + gap) + h + 0.15
     ax.plot([x - 0.25, x - 0.35, x - 0.35, x - 0.25], [y0, y0, y1, y1], color="#444444", lw=1)
-    ax.text(x - 0.5, (y0 + y1) / 2, repeat_label, rotation=90, ha="right", va="center", fontsize=9)
+    ax.text(x - 0.5, (y0 + y1) / 2, repeat_label, rotation=90, ha="right", va="center", fontsize=11)
     for start, into in skips:
         _skip(ax, x, into, start, h, gap)
-    ax.text(x + 2.1, 9.2, title, ha="center", va="bottom", fontsize=10, weight="bold")
+    ax.text(x + 2.1, 9.2, title, ha="center", va="bottom", fontsize=12, weight="bold")
 
 
 def block_comparison():
@@ -73,9 +73,8 @@ def block_comparison():
     for column in columns:
         _column(ax, *column)
     ax.plot([0.8, 1.4], [-0.75, -0.75], color=_SKIP, lw=1.3)
-    ax.text(1.55, -0.75, "skip connection: the input of a sublayer added to its output (x + F(x)); post-norm "
-                         "normalizes the sum,\npre-norm only what F reads, so the stream itself is never normalized",
-            va="center", fontsize=9)
+    ax.text(1.55, -0.75, "skip connection: a sublayer's input added to its output, x + F(x);\npost-norm "
+                         "normalizes the sum, pre-norm only what F reads", va="center", fontsize=11)
     ax.set_xlim(-0.4, 10.9)
     ax.set_ylim(-1.2, 9.9)
     ax.axis("off")
@@ -199,9 +198,13 @@ class GenerationPanel(BarsOverText):
         mode = "greedy (T = 0)" if temperature == 0 else f"temperature T = {temperature:.2f}"
         bars = ", ".join(f"{p!r}{' (special)' if s else ''} {fmt(h)}" for p, s, h in zip(pieces, special, heights))
         so_far = "so far, still generating" if pending else "in full"
-        return (f"The {len(heights)} most likely first new tokens, {mode}, top-k = "
+        top = max(range(len(heights)), key=lambda i: heights[i]) if len(heights) else None
+        first = f"; first new token {pieces[top]!r} {fmt(heights[top])}" if top is not None else ""
+        result = f"Text{' so far' if pending else ''}: “{first_lines(' '.join(lines))}”{first}."
+        return dict(result=result, text=(
+                f"The {len(heights)} most likely first new tokens, {mode}, top-k = "
                 f"{'all' if top_k is None else top_k}, with their probability: {bars}. "
-                f"Prompt and continuation {so_far}: \"{' '.join(' '.join(lines).split())}\"")
+                f"Prompt and continuation {so_far}: \"{' '.join(' '.join(lines).split())}\""))
 
     @staticmethod
     def _bars_title(n, temperature, top_k, **_):
@@ -238,30 +241,36 @@ def cache_timing_plot(with_cache, without_cache):
     increasing). A curve with gaps (say, only every 16th step timed without the cache) is
     interpolated between the timed steps for the running total, drawn dashed. Returns the Figure.
     """
-    fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    fig, (ax, ax_sum) = plt.subplots(1, 2, figsize=(9.0, 3.8))
     said, totals, medians = [], [], []
-    series = ((with_cache, "with KV cache", BLUE, "o"),
-              (without_cache, "without cache (whole sequence again)", VERMILLION, "s"))
-    for (pos, sec), label, colour, marker in series:
+    # The running totals start together, at the later of the two first timed positions: a total
+    # that had counted a few steps more would start above the other one and hide the comparison.
+    start = max(int(np.asarray(with_cache[0])[0]), int(np.asarray(without_cache[0])[0]))
+    series = ((with_cache, "with KV cache", BLUE, "o", "-"),
+              (without_cache, "without cache (recomputes all)", VERMILLION, "s", "--"))
+    for (pos, sec), label, colour, marker, style in series:
         pos, ms = np.asarray(pos), 1e3 * np.asarray(sec, dtype=float)
         if pos.shape != ms.shape or pos.ndim != 1 or len(pos) < 2 or np.any(np.diff(pos) <= 0):
             raise ValueError(f"{label}: need ≥ 2 increasing positions with one timing each, "
                              f"got {pos.shape} positions and {ms.shape} timings")
         ax.plot(pos, ms, marker=marker, ls="none" if len(pos) > 40 else "-", ms=3 if len(pos) > 40 else 4,
                 color=colour, label=label)
-        every = np.arange(pos[0], pos[-1] + 1)
-        gaps = len(every) != len(pos)
+        every = np.arange(max(pos[0], start), pos[-1] + 1)
+        gaps = not np.isin(every, pos).all()
         total = np.cumsum(np.interp(every, pos, ms)) / 1e3
-        ax_sum.plot(every, total, "--" if gaps else "-", color=colour,
-                    label=label + (" (interpolated)" if gaps else ""))
+        # Log–log: a total that grows like n is a line of slope 1, like n² one of slope 2, and a
+        # total of seconds stays visible beside one of minutes (on a linear axis it lay on the floor).
+        ax_sum.loglog(every, total, style, color=colour, lw=2,
+                      label=label.split(" (")[0] + (" (interpolated)" if gaps else ""))
         medians.append(float(np.median(ms)))
         said.append(f"{label.split(' (')[0]}: from {_ms(ms[0])} at position {pos[0]} to {_ms(ms[-1])} at "
                     f"position {pos[-1]}, median {_ms(medians[-1])}")
         totals.append((every, total, gaps))
     ax.set(xlabel="position of the new token", ylabel="ms for this token", title="one step", ylim=(0, None))
-    ax_sum.set(xlabel="position reached", ylabel="seconds in total", title="running total", ylim=(0, None))
-    ax.legend(fontsize=9)
-    ax_sum.legend(fontsize=9, loc="upper left")     # the running totals rise to the right
+    ax_sum.set(xlabel="position reached (log scale)", ylabel="seconds in total (log scale)",
+               title=f"running total from position {start} (log–log)")
+    ax.legend(fontsize=9, loc="upper left")          # the steps without the cache rise to the right
+    ax_sum.legend(fontsize=9, loc="upper left")
     fig.tight_layout()
     return describe(fig, "Time per new token against its position; " + "; ".join(said) + ". "
                          + _totals_text(totals), extra_values=medians)
@@ -284,5 +293,6 @@ def _totals_text(totals):
         return (f"Running total: {_num(t1[-1])} s by position {e1[-1]} with the cache, "
                 f"{_num(t2[-1])} s by position {e2[-1]} without.")
     a, b = t1[e1 == last][0], t2[e2 == last][0]
-    return (f"Running total by position {last}: {_num(a)} s with the cache, {_num(b)} s without"
+    return (f"Running total from position {max(e1[0], e2[0])} (log–log axes) to position {last}: "
+            f"{_num(a)} s with the cache, {_num(b)} s without"
             + (" (interpolated between the timed steps)." if gaps1 or gaps2 else "."))

@@ -108,7 +108,22 @@ def mask_grid(masks, labels=None, titles=None):
     blocked = (Patch(color=im.to_rgba(0)), Line2D([], [], ls="", marker="x", color=GREY))
     fig.legend(handles=[Patch(color=im.to_rgba(1)), blocked], labels=["may attend (True)", "blocked (False, ×)"],
                loc="outside lower center", ncols=2, fontsize=9, frameon=False)
+    _widen_for_titles(fig)
     return describe(fig, **_masks_description(masks, labels, titles))
+
+
+def _widen_for_titles(fig):
+    """Widen the figure until no panel title sticks out of it (constrained layout centres a title
+    over its axes and lets a long one run past the canvas edge)."""
+    for _ in range(3):
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        boxes = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_visible() and ax.get_title()]
+        over = max([0.0] + [fig.bbox.x0 - b.x0 for b in boxes] + [b.x1 - fig.bbox.x1 for b in boxes])
+        if over <= 0:
+            return
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w + 2 * over / fig.dpi + 0.1, h)
 
 
 def _masks_description(masks, labels, titles):
@@ -159,7 +174,7 @@ def masked_attention_panels(scores, mask, labels=None):
     lim = float(torch.quantile(s.abs().flatten(), 0.95)) or float(s.abs().max()) or 1.0
     n = max(s.shape)
     # Three panels in the notebook column (8.9 in + margins ≤ 913 px: shown at full size).
-    fig, axes = plt.subplots(1, 3, figsize=(8.9, 0.22 * n + 2.4), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(8.9, 0.22 * n + 2.3), layout="constrained")
     _grid(axes[0], s.numpy(), "RdBu_r", q_labels, k_labels, "scores q·k/√d_k", -lim, lim)
     shown = np.ma.masked_invalid(masked.numpy())   # -inf cells: not drawn, the grey face shows
     axes[1].set_facecolor(_BLOCKED_FACE)
@@ -171,7 +186,7 @@ def masked_attention_panels(scores, mask, labels=None):
                 ax.text(j, i, f"{float(s[i, j]):.1f}", ha="center", va="center", fontsize=8, color="white")
     if annotate:
         for i, j in zip(*np.nonzero(~m.numpy())):
-            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=8, color=BLACK)
+            axes[1].text(j, i, "−∞", ha="center", va="center", fontsize=9.5, color=BLACK)
     else:                                            # too small for "−∞": a × on each blocked cell
         _cross_blocked(axes[1], ~m.numpy(), 8.9 / 3 / n, BLACK)
     im = _grid(axes[2], weights.numpy(), "Blues", q_labels, k_labels, "softmax: weights", 0, 1)
@@ -181,9 +196,10 @@ def masked_attention_panels(scores, mask, labels=None):
             text = "0" if w == 0 else ("1" if w > 0.995 else f"{w:.2f}".lstrip("0"))  # exact 0 = blocked
             axes[2].text(j, i, text, ha="center", va="center", fontsize=8,
                          color="white" if w > 0.6 else BLACK)
-    fig.colorbar(im_s, ax=axes[:2], fraction=0.03, pad=0.02, extend="both",
-                 label="score, left and middle panels (grey: −∞)")
-    fig.colorbar(im, ax=axes[2], fraction=0.046, pad=0.04, label="weight")
+    # The score bar serves the left and middle panels: under both of them, not beside the middle one.
+    fig.colorbar(im_s, ax=axes[:2], location="bottom", fraction=0.05, shrink=0.8, pad=0.02,
+                 extend="both", label="score, left and middle panels (grey: −∞)")
+    fig.colorbar(im, ax=axes[2], location="bottom", fraction=0.05, shrink=0.8, pad=0.02, label="weight")
     w, blocked = weights.numpy(), ~m.numpy()
     seen = ~blocked.all(1)
     sums = "each row sums to 1" if np.allclose(w[seen].sum(1), 1, atol=1e-3) else "rows do not sum to 1"

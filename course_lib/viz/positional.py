@@ -146,7 +146,9 @@ class SinusoidalOverviewPlot(LivePlot):
         a1, a2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
         # Fixed margins instead of tight_layout: the shapes change the tick labels, and the
         # panels must not move from one value to the next.
-        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.15, top=0.91, wspace=0.35)
+        # wspace: the gap holds the table's colour bar and its label "PE value", then the
+        # similarity's "position p" — at 0.35 the two labels touched (issue 45)
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.15, top=0.91, wspace=0.5)
         pe = sinusoidal_table(length, d_model, float(base))
         self.table = _heatmap_on(a1, pe, base)
         self.similarity = _similarity_on(a2, pe)
@@ -169,7 +171,10 @@ class SinusoidalOverviewPlot(LivePlot):
         said, pos = _table_words(pe, base)
         text, dist, sim = _similarity_words(pe)
         header, rows = said["table"]
-        return dict(text="Left: " + said["text"] + " Right: the " + text,
+        near = [k for k in (1, 10, len(pe) - 1) if 0 < k < len(pe)]
+        result = (f"Similarity with position 0: " + ", ".join(f"{fmt(sim[0, k])} at distance {k}" for k in near)
+                  + f"; smallest {fmt(sim.min())} (d_model = {d_model}, base {base:g}).")
+        return dict(text="Left: " + said["text"] + " Right: the " + text, result=result,
                     table=(header, [*rows, ["similarity with position 0", "", *sim[0, pos].tolist()]]),
                     extra_values=(*said["extra_values"], *dist))
 

@@ -221,7 +221,8 @@ def gradient_norm_figure(radii=STANDARD_RADII, nonlinearities=("linear", "tanh")
             below = (norms < 10.0 ** low).nonzero()
             if len(below):
                 t = int(below[0])
-                ax.annotate(f"ρ = {r:g} ↓ {_num(norms[-1].item())} at t = {n}", (t, 10.0 ** low),
+                # two short lines: one long line from a curve that leaves past mid-panel crosses the frame
+                ax.annotate(f"ρ = {r:g} ↓\n{_num(norms[-1].item())} at t = {n}", (t, 10.0 ** low),
                             xytext=(6, 4), textcoords="offset points", fontsize=9, color=BLACK,
                             ha="left", va="bottom")
         axes[0][0].set_ylim(10.0 ** low, 10.0 ** high)
@@ -312,7 +313,9 @@ class GradientNormPlot(LivePlot):
         return dict(text=f"Gradient norm ‖∂h_t/∂h_0‖ against the step t = 0 … {n} (log scale) for σ = "
                          f"{nonlinearity}, input strength {input_scale:.2f}: with ρ = {radius:.2f} (bold) it reaches "
                          f"{_num(end)} at t = {n}, where ρ^t is {_num(radius ** n)}; the grey curves reach {grey}.",
-                    extra_values=(input_scale, 0))
+                    extra_values=(input_scale, 0),
+                    result=f"‖∂h_t/∂h_0‖ reaches {_num(end)} at t = {n} with ρ = {radius:.2f} "
+                           f"(ρ^t is {_num(radius ** n)}), σ = {nonlinearity}.")
 
 
 def gradient_norm_view(radius=1.0, nonlinearity="tanh", input_scale=0.5, n=100):

@@ -15,7 +15,7 @@ from matplotlib.artist import Artist
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox, IdentityTransform
 
-from .describe import describe, fmt
+from .describe import describe, first_lines, fmt
 from .live import LivePlot
 from .palette import BLUE, GREY
 
@@ -281,9 +281,12 @@ class SamplePanel(BarsOverText):
     def describe(self, prompt, sampled, pending, heights, names, lines, **values):
         words, table, extra = _bars_words(heights, names)
         title, sample = self._bars_title(**values), "\n".join(lines).strip()
+        top = max(range(len(heights)), key=lambda i: heights[i]) if len(heights) else None
+        first = f"; first character {names[top]!r} {fmt(heights[top])}" if top is not None else ""
         return dict(text=f"Probability of the {title}: {words}. "
                          f"Below, the sample{' so far' if pending else ''} (the prompt {prompt!r} + {sampled} sampled "
-                         f"characters): “{sample}”", table=table, extra_values=extra)
+                         f"characters): “{sample}”", table=table, extra_values=extra,
+                    result=f"Sample{' so far' if pending else ''}: “{first_lines(sample)}”{first}.")
 
     @staticmethod
     def _bars_title(temperature, top_k, **_):

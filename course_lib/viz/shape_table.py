@@ -1,6 +1,6 @@
 """Lesson 07's explorer: the encoder-decoder's shapes as a table, for sizes the learner picks.
 
-The lesson shows the whole diagram (`encoder_decoder_diagram`, 9.1 × 8.6 in) once, at fixed
+The lesson shows the whole diagram (`encoder_decoder_diagram`, 9.1 × 5.75 in) once, at fixed
 sizes. As an explorer, under its six controls, that diagram was 1 052 px tall, twice what a
 1366 × 768 laptop screen shows of a notebook beside JupyterLab's file browser (522 px): a
 slider and the shapes it changes could not be seen at once. The table lists the tensors the
@@ -73,5 +73,9 @@ class ShapeTable(EncoderDecoderDiagram):
         encoder, decoder = self._cells(**values)
         _, d_ff = self._shapes(**values)
         said = lambda cells: "; ".join(f"{stage} {shape}" for stage, shape in cells)     # noqa: E731
-        return (f"The shapes of a real forward pass of an encoder-decoder ({self.n_layers} layers each, "
-                f"d_ff={d_ff}) at {_header(**values)}. Encoder: {said(encoder)}. Decoder: {said(decoder)}.")
+        shape = dict(encoder + decoder)
+        result = (f"Cross-attention weights {shape['cross-attention weights (K, V: memory)']}, memory "
+                  f"{shape['memory (encoder output)']}, logits {shape['logits, then softmax']}.")
+        return dict(result=result, text=(
+            f"The shapes of a real forward pass of an encoder-decoder ({self.n_layers} layers each, "
+            f"d_ff={d_ff}) at {_header(**values)}. Encoder: {said(encoder)}. Decoder: {said(decoder)}."))

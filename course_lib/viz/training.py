@@ -6,7 +6,7 @@ import math
 import matplotlib.pyplot as plt
 
 from .describe import describe, fmt
-from .palette import CYCLE, GREY
+from .palette import BLACK, CYCLE, GREY
 
 __all__ = ["loss_curves"]
 
@@ -52,11 +52,17 @@ def loss_curves(histories, smooth=20, reference=None, log_y=False):
     for (label, value), ls in zip((reference or {}).items(), (":", "-.", "--")):
         if not math.isfinite(value):
             raise ValueError(f"reference {label!r} must be a finite number")
-        ax.axhline(value, color=GREY, ls=ls, lw=1)
-        ax.text(ax.get_xlim()[1], value, f" {label}", va="bottom", ha="right", fontsize=8, color=GREY)
+        ax.axhline(value, color=GREY, ls=ls, lw=1.2)
+        # Labels in black on a white patch, inside the right edge: readable over the curves and grid.
+        ax.text(0.99, value, f"{label}: {_num(value)}", transform=ax.get_yaxis_transform(), va="bottom",
+                ha="right", fontsize=10, color=BLACK, bbox=dict(facecolor="white", edgecolor="none",
+                                                               alpha=0.85, pad=1))
         said.append(f"{label} {_num(value)}")
     if log_y:
         ax.set_yscale("log")
+    elif reference:                       # room above the highest line for its label
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, max(high, max(reference.values()) + 0.08 * (high - low)))
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss (nats / token)")
     ax.grid(alpha=0.3)

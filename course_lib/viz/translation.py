@@ -117,10 +117,13 @@ class LabelSmoothingBars(LivePlot):
         q = self.targets(smoothing)
         right, low, here = float(q[self.right]), float(q[self.other]), _entropy(q)
         rest = f"{low:.2g} on each other token" if low > 0 else "0 elsewhere"
-        return (f"Training target q for one position, right token {self.right} of V = {self.vocab_size} (log "
+        result = (f"At ε = {smoothing:g} the target puts {fmt(right)} on the right token and {rest}; "
+                  f"lowest reachable loss H(q) {fmt(here)} nats.")
+        return dict(result=result, text=(
+                f"Training target q for one position, right token {self.right} of V = {self.vocab_size} (log "
                 f"scale): one-hot puts 1 on it and 0 elsewhere; smoothed with ε = {smoothing:g} it puts "
                 f"{fmt(right)} on it and {rest}. Right: the lowest reachable loss H(q) rises from {fmt(self.floor[0])} "
-                f"at ε = 0 to {fmt(self.floor[-1])} at ε = 0.5; at ε = {smoothing:g} it is {fmt(here)} nats.")
+                f"at ε = 0 to {fmt(self.floor[-1])} at ε = 0.5; at ε = {smoothing:g} it is {fmt(here)} nats."))
 
     def _lay_out(self, smoothing):
         """Place the panels as constrained layout does for a new figure with this ε."""
@@ -214,8 +217,12 @@ def loss_curve(history, resumed_at=None, floor=None, smooth=10, log=True):
         from matplotlib.ticker import NullFormatter, ScalarFormatter
 
         ax.set_yscale("log")
-        lo = min(loss.min(), floor if floor is not None else np.inf)
-        ax.set_yticks([t for t in (0.5, 0.6, 0.7, 0.8, 1, 1.5, 2, 3, 4, 6, 8) if lo * 0.9 <= t <= loss.max() * 1.1])
+        lo, hi = min(loss.min(), floor if floor is not None else np.inf) * 0.9, loss.max() * 1.1
+        ticks = []   # each ≥ 7.5 % of the axis (~16 px) above the last: 0.7 and 0.8 once overlapped
+        for t in (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1, 1.5, 2, 3, 4, 6, 8):
+            if lo <= t <= hi and (not ticks or np.log(t / ticks[-1]) >= 0.075 * np.log(hi / lo)):
+                ticks.append(t)
+        ax.set_yticks(ticks)
         ax.yaxis.set_major_formatter(ScalarFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel="training step", ylabel="cross-entropy (nats, log scale)" if log else "cross-entropy (nats)",

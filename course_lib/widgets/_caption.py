@@ -17,17 +17,24 @@ sits under the figure and, on its explorer (the `.course-live` box it sits in):
 - puts a heading in front: "Explorer: …" (`title`, an `h4`: every explorer, and only
   explorers, at that level, so a screen reader's next-heading-of-level-4 key goes straight
   to the next one);
-- shows a short caption (`said`: what changed, its new value, the start of the figure's
-  description, symbols in words, `_spoken.py`) in a `role="status"` paragraph, written once
+- shows a short caption (`said`: what changed, its new value, then the figure's result, at
+  most 30 words, `_spoken.py`) with the lesson's symbols (d_ff, √d_k), and has a screen
+  reader hear it in words (`spoken`, "d sub ff") from a `role="status"` paragraph, written once
   the value has rested for `SETTLE_MS` — one announcement per settled value; live only
   after the first `QUIET_MS`, so opening a lesson does not read every caption aloud;
-- gives the picture that caption as its `alt`, at once; the whole description (`text`)
+- gives the picture the spoken caption as its `alt`, at once; the whole description (`text`)
   sits under it in a disclosure;
-- names every control after its label (`aria-label`) and gives each slider handle a value
-  text "name value" from its readout; the readout itself leaves the Tab order and the
+- names every control after its label (`aria-label`) and gives each slider handle its
+  readout's value as value text (the name said once: "d_k slider 64", not "d_k slider d_k
+  64"); the readout itself leaves the Tab order and the
   accessibility tree (the value is spoken from the handle);
 - keeps a control's keys with the control: arrows, Home/End, Page Up/Down (and a
   drop-down's letters) do not reach JupyterLab's notebook shortcuts;
+- leaves the learner where they were: it never moves the keyboard focus, and it puts each
+  drop-down in a `role="application"` box — a `<select>` entering the page (its cell run,
+  Run All, a notebook opened) fires "selection changed" on its hidden pop-up menu, and Orca 43
+  moved its position there ("query token combo box collapsed, 7: it", measured with lesson 02
+  after Run All), a move it ignores in browse mode inside an application (tried, issue 43);
 - asks the kernel, when it renders and when a control is focused, whether the explorer is
   live (a message the kernel answers); without an answer within `PING_MS` — not counting
   the time JupyterLab shows the notebook busy, e.g. in Run All, when a kernel answers only
@@ -48,6 +55,7 @@ import anywidget
 import traitlets
 
 from ._spoken import caption as _short_caption
+from ._spoken import in_words as _in_words
 
 __all__: list = []
 
@@ -70,6 +78,7 @@ mjx-assistive-mml math, mjx-assistive-mml math * { text-transform: none !importa
 .course-live.widget-vbox > .widget-image ~ * { flex: 0 0 100%%; }
 .course-live-note { margin: 0 0 0.4em; color: #8a1c00; font-size: 90%%; }
 .course-live-note:empty { display: none; }
+.course-sr-only { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 `;
 const MOVES = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"]);
 const CONTROL = "[role=slider], select, input, textarea, button";
@@ -100,12 +109,20 @@ function nameControls(box, live, noteId) {
     set(handle, "aria-label", name);
     const readout = widget.querySelector(".widget-readout");
     const value = readout ? readout.textContent.trim() : handle.getAttribute("aria-valuenow");
-    set(handle, "aria-valuetext", name + " " + value);
+    set(handle, "aria-valuetext", value);     // the name is said once, from aria-label
     if (readout) {               // seen, not a tab stop, not read: the handle says the value
       set(readout, "contenteditable", "false");
       set(readout, "tabindex", "-1");
       set(readout, "aria-hidden", "true");
     }
+  }
+  // A <select> fires "selection changed" on its hidden pop-up menu each time it enters the
+  // page (its cell run, Run All, a notebook opened): Orca 43 then moved its position to the
+  // selected option ("query token combo box collapsed, 7: it"), out of the cell the learner
+  // was on. Orca ignores that event, in browse mode, inside role="application" (tried: issue 43).
+  for (const select of box.querySelectorAll("select")) {
+    const wrap = select.closest(".widget-dropdown, .widget-inline-hbox");
+    if (wrap && wrap !== box) set(wrap, "role", "application");
   }
   for (const field of box.querySelectorAll("select, input, textarea")) {
     if (field.type === "checkbox" || field.labels?.length || field.getAttribute("aria-label")) continue;
@@ -128,7 +145,14 @@ function render({ model, el }) {
   const p = document.createElement("p");
   p.className = "course-caption";
   p.style.cssText = "margin:0.25em 0; font-size:90%%; color:#333; max-width:60em";
-  p.textContent = model.get("said") || model.get("text");
+  // Shown: the caption with the lesson's symbols (d_ff, √d_k); heard: the same in words
+  // (`spoken`). One text change in the heard span per settled value: one announcement.
+  const shown = document.createElement("span"), heard = document.createElement("span");
+  shown.setAttribute("aria-hidden", "true");
+  heard.className = "course-sr-only";
+  const words = () => [model.get("said") || model.get("text"), model.get("spoken") || model.get("said") || model.get("text")];
+  [shown.textContent, heard.textContent] = words();
+  p.append(shown, heard);
   const more = document.createElement("details");
   more.style.cssText = "font-size:90%%; color:#333; max-width:60em";
   const summary = document.createElement("summary");
@@ -151,11 +175,11 @@ function render({ model, el }) {
   const fill = () => {
     h.textContent = model.get("title") || "Explorer";
     full.textContent = model.get("text");
-    more.hidden = !model.get("text") || model.get("text") === p.textContent;
+    more.hidden = !model.get("text") || model.get("text") === shown.textContent;
   };
   const setAlt = () => {
     const img = b?.querySelector(":scope > img.widget-image, :scope > .widget-image img");
-    const text = model.get("said") || model.get("text");
+    const text = words()[1];
     if (img && text && img.getAttribute("alt") !== text) img.setAttribute("alt", text);
   };
   const tend = () => {
@@ -226,14 +250,20 @@ function render({ model, el }) {
   const changed = () => {
     setAlt(); fill();
     clearTimeout(timer);
-    timer = setTimeout(() => { p.textContent = model.get("said") || model.get("text"); fill(); }, SETTLE_MS);
+    timer = setTimeout(() => {
+      const [see, hear] = words();
+      shown.textContent = see;
+      if (heard.textContent !== hear) heard.textContent = hear;
+      fill();
+    }, SETTLE_MS);
   };
   model.on("change:said", changed);
+  model.on("change:spoken", changed);
   model.on("change:text", changed);
   model.on("change:title", fill);
   return () => {
     clearTimeout(timer); clearTimeout(quiet); clearTimeout(waiting); observer?.disconnect();
-    model.off("change:said", changed); model.off("change:text", changed); model.off("change:title", fill);
+    model.off("change:said", changed); model.off("change:spoken", changed); model.off("change:text", changed); model.off("change:title", fill);
     model.off("msg:custom", onMsg);
     if (b) {
       b.removeEventListener("keydown", onKey, true); b.removeEventListener("keydown", onKeyUp, false);
@@ -249,14 +279,15 @@ export default { render };
 
 class FigureCaption(anywidget.AnyWidget):
     """An explorer's words (see the module doc): `title` (its heading), `text` (the
-    figure's whole description), `said` (the short caption: spoken, shown, the picture's
-    alt). It answers the page's "is anyone there?" (`ping`), so the page can tell a live
+    figure's whole description), `said` (the short caption as shown) and `spoken` (the same in
+    words: heard, and the picture's alt). It answers the page's "is anyone there?" (`ping`), so the page can tell a live
     explorer from one whose kernel is gone."""
 
     _esm = traitlets.Unicode(_ESM).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
     text = traitlets.Unicode("").tag(sync=True)
     said = traitlets.Unicode("").tag(sync=True)
+    spoken = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -266,11 +297,12 @@ class FigureCaption(anywidget.AnyWidget):
         if isinstance(content, dict) and "ping" in content:
             self.send({"pong": content["ping"]})
 
-    def show(self, text: str, lead: str = "") -> None:
-        """Say `text` (the figure's description), led by what changed (`lead`, "d_k 128")."""
-        said = _short_caption(text, lead)
+    def show(self, text: str, lead: str = "", result: str = "") -> None:
+        """Say the figure's `result` (else the start of its description `text`), led by what
+        changed (`lead`, "d_k 128"): `said` as shown (symbols), `spoken` in words."""
+        said = _short_caption(text, lead, result)
         with self.hold_sync():
-            self.text, self.said = text, said
+            self.text, self.said, self.spoken = text, said, _in_words(said)
 
     def __repr__(self):
         return f"[figure: {self.said or self.text}]" if (self.said or self.text) else "[figure]"

@@ -1,13 +1,17 @@
-"""What an explorer says: a short caption that leads with what changed, symbols in words.
+"""What an explorer says: a short caption that leads with what changed, then the result.
 
 A figure's description (`course_lib.viz.describe`) holds every number that matters, 40 to
 110 words for the explorers; a screen reader read all of it at every settled value, the
 changed number buried in it, and "‖∂α/∂s‖" as "norm of vector partial derivative α /
 partial derivative s norm of vector" (issue 37, measured with Orca). So the live caption is
 
-    "<what changed> <its new value>: <the description's first sentence or clauses>"
+    "<what changed> <its new value>: <the figure's result>"
 
-cut at about `WORDS` words on a sentence or clause boundary, with the symbols written as
+at most `WORDS` words as spoken: the result is the description's `result` (written by the
+figure, result first), else the description's first sentences or clauses that fit — never
+cut mid-clause, never ended with "…". A description that already starts with what changed
+("layer 0, head 0: …" after "layer 0") is not led by it twice. The caption a sighted
+learner reads keeps the lesson's symbols (d_ff, n_src, √d_k); the spoken one has them in
 words (`in_words`). The whole description stays under it, in a disclosure.
 """
 from __future__ import annotations
@@ -17,7 +21,7 @@ import unicodedata
 
 __all__: list = []
 
-WORDS = 25
+WORDS = 30
 
 _SYMBOLS = [
     ("√", "square root of "), ("∑", "sum "), ("Σ", "sum "), ("∂", "d "),
@@ -67,31 +71,64 @@ def _boundaries(text: str):
             yield i
 
 
-def short(text: str, words: int = WORDS) -> str:
-    """The first sentences of `text` that fit in about `words` words; a first sentence
-    longer than that is cut at its last clause boundary (",", ";", ":" outside brackets)
-    that fits, else after `words` words; a cut text ends with " …"."""
+def _spoken_words(text: str) -> int:
+    return _words(in_words(text))
+
+
+def _fits(text: str, words: int) -> str:
+    """The first sentences of `text` that fit in `words` spoken words; a first sentence longer
+    than that ends at its last clause boundary (",", ";", ":" outside brackets and quotes)
+    that fits, with a full stop — never a cut clause, never "…". "" if not even a clause fits."""
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z'\"(])", " ".join(text.split()))
     out = ""
     for sentence in sentences:
-        if out and _words(out + " " + sentence) > words:
+        if _spoken_words((out + " " + sentence).strip()) > words:
             break
         out = (out + " " + sentence).strip()
-    if _words(out) <= words + 3:
+    if out:
         return out
-    cut = " ".join(out.split()[:words])
-    ends = [i for i in _boundaries(cut) if _words(cut[:i]) >= words // 2]
-    return (cut[:ends[-1]] if ends else cut) + " …"
+    first = sentences[0]
+    ends = [i for i in _boundaries(first) if _spoken_words(first[:i]) <= words]
+    return first[:ends[-1]].rstrip(" ,;:") + "." if ends else ""
 
 
-def caption(description: str, lead: str = "", words: int = WORDS) -> str:
-    """The explorer's live caption: `lead` (what changed: "d_k 128"), then the start of the
-    figure's `description`, about `words` spoken words in all, symbols in words."""
-    if not description:
+def short(text: str, words: int = WORDS) -> str:
+    """The start of `text` that fits in `words` spoken words (see `_fits`); when not even its
+    first clause fits, its first `words` words (a cut mid-clause, the last resort)."""
+    fitted = _fits(text, words)
+    if fitted:
+        return fitted
+    kept: list[str] = []
+    for word in text.split():
+        if _spoken_words(" ".join(kept + [word])) > words:
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def _key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w.]+", " ", in_words(text).lower()).split())
+
+
+def caption(description: str, lead: str = "", result: str = "", words: int = WORDS) -> str:
+    """The explorer's caption as shown: `lead` (what changed: "d_k 128"), then the figure's
+    `result` (else the start of its `description`), at most `words` words when spoken
+    (`in_words`); the lesson's symbols kept. A body that names the lead in its first words
+    ("layer 0, head 0: …" after "layer 0") is not led by it again."""
+    body = " ".join((result or description or "").split())
+    if not body:
         return ""
-    lead = in_words(lead)
-    body = short(in_words(description), max(8, words - _words(lead)))
-    return f"{lead}: {body}" if lead else body
+    lead = " ".join(lead.split())
+    if lead and _key(lead) in _key(" ".join(body.split()[:8])):
+        lead = ""
+    room = words - _spoken_words(lead) if lead else words
+    said = short(body, max(8, room))
+    return f"{lead}: {said}" if lead else said
+
+
+def spoken(text: str) -> str:
+    """A caption as a screen reader should hear it: its symbols in words."""
+    return in_words(text)
 
 
 def value_text(control, value) -> str:

@@ -98,9 +98,10 @@ def figure_png(fig, pad=10, serial=None, at_least=None):
 
 
 def _text_of(fig):
-    """The figure's description (its alt), or "" when it has none."""
+    """The figure's words: (its description, its result-first caption source; describe.py),
+    or ("", "") when it has none."""
     desc = description(fig)
-    return desc.text if desc is not None else ""
+    return (desc.text, desc.result) if desc is not None else ("", "")
 
 
 class _Drawn:
@@ -233,15 +234,16 @@ class LiveFigure(W.VBox):
         self._drawn_ms = round(1000 * (time.perf_counter() - self._started))
         self._show_png(png, version, final, values, text)
 
-    def _show_png(self, png, version, final, values=None, text=""):
+    def _show_png(self, png, version, final, values=None, text=("", "")):
         # A serial number in every PNG: JupyterLab's widget manager drops an Image value
         # equal to one it showed before (seen in Chromium: T 1.00 -> 1.12 -> 1.00 left the
         # 1.12 figure on screen), so the same picture drawn again must be new bytes.
         self._serial += 1
         self._shown_size = png_size(png)
         self.image.value = with_serial(png, self._serial)
+        text, result = text if isinstance(text, tuple) else (text, "")
         if text and (final or not self.caption.text):   # a partial answer: said once it is final
-            self.caption.show(text, self._lead(values))
+            self.caption.show(text, self._lead(values), result)
         self._shown, self._final = version, final
         if final and values is not None and self._pictures is not None:
             with self._lock:            # what to draw ahead from here

@@ -190,6 +190,21 @@ def _status(board: Board, student: str) -> str:
     return f'<td class="status stuck"><b>stuck</b>: {said}</td>'
 
 
+def refresh_control(refresh_s: int = 5) -> str:
+    """The page reloads itself every `refresh_s` s, and a box turns that off (WCAG 2.2.1: a page
+    that refreshes itself must let the reader stop it; a <meta http-equiv="refresh"> cannot be
+    stopped — axe-core's meta-refresh rule). The choice holds across the reloads and the pages."""
+    return f"""<label><input type="checkbox" id="auto-refresh" checked> refresh every {refresh_s} s</label>
+<script>
+(function () {{
+  var box = document.getElementById("auto-refresh");
+  box.checked = sessionStorage.getItem("board-refresh") !== "off";
+  box.addEventListener("change", function () {{ sessionStorage.setItem("board-refresh", box.checked ? "on" : "off"); }});
+  setInterval(function () {{ if (box.checked) location.reload(); }}, {refresh_s * 1000});
+}})();
+</script>"""
+
+
 def render(board: Board, lessons: list[str], lesson: str | None = None,
            refresh_s: int = 5, sort: str = "stuck", disk: dict[str, int] | None = None,
            share: int | None = None) -> str:
@@ -223,8 +238,6 @@ def render(board: Board, lessons: list[str], lesson: str | None = None,
     keep = f"&amp;lesson={e(lesson)}" if lesson else ""
     order = (f'sorted stuck first · <a href="?sort=name{keep}">sort by name</a>' if sort == "stuck"
              else f'sorted by name · <a href="?sort=stuck{keep}">sort stuck first</a>')
-    # WCAG 2.2.1: a page that refreshes itself must let the reader stop it (a <meta http-equiv=
-    # "refresh"> cannot be stopped: axe-core's meta-refresh rule); the box turns it off.
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Class board</title>
 <style>body{{font:14px system-ui,sans-serif;margin:1em}}table{{border-collapse:collapse}}
@@ -236,15 +249,7 @@ thead th{{font-weight:normal}}thead th.x{{writing-mode:vertical-rl;transform:rot
 </head><body><h1>Class board</h1>
 <form><label for="lesson">Lesson</label> <select id="lesson" name="lesson" onchange="this.form.submit()">
 <option value="">all lessons</option>{options}</select><input type="hidden" name="sort" value="{e(sort)}">
-<label><input type="checkbox" id="auto-refresh" checked> refresh every {refresh_s} s</label></form>
-<script>
-(function () {{
-  var box = document.getElementById("auto-refresh");
-  box.checked = sessionStorage.getItem("board-refresh") !== "off";
-  box.addEventListener("change", function () {{ sessionStorage.setItem("board-refresh", box.checked ? "on" : "off"); }});
-  setInterval(function () {{ if (box.checked) location.reload(); }}, {refresh_s * 1000});
-}})();
-</script>
+{refresh_control(refresh_s)}</form>
 <p>{len(board.students)} students, <strong>{n_stuck} stuck</strong> · <span class="ok">{SOLVED} solved</span> ·
 <span class="helped">{HELPED} solved after seeing the solution</span> ·
 <span class="wrong">{WRONG} last check wrong</span> · {WAITING} not yet
@@ -255,6 +260,8 @@ checks were wrong in the last {STUCK_WINDOW_S // 60} minutes.</p>{unreadable}
 <thead><tr><th scope="col">student</th><th scope="col">stuck?</th><th scope="col">last check</th>{folder_head}{head}</tr></thead>
 <tbody>{"".join(rows)}</tbody></table>
 <h2>Hints students see now</h2><ul>{"".join(hint_items) or "<li>none</li>"}</ul>
+<h2>Concept checks</h2><p><a href="?view=votes{keep}">The class votes</a>: each question's
+answers in the room, first vote and latest, without names (for the projector).</p>
 </body></html>"""
 
 

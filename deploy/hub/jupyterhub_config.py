@@ -181,7 +181,7 @@ if ISOLATED:                 # its own account: the records' group, nothing of t
     board_service["user"] = env["COURSE_HUB_ACCOUNT_PREFIX"] + accounts.BOARD
 c.JupyterHub.services.append(board_service)
 c.JupyterHub.custom_scopes = {BOARD_SCOPE: {
-    "description": "See the class board: every student's verdicts and the hints they see"}}
+    "description": "See the class board: every student's verdicts, the hints they see and their concept-check answers"}}
 c.JupyterHub.load_roles.append({"name": "teacher", "users": sorted(ADMINS),
                                 "scopes": [BOARD_SCOPE, "access:services!service=class-board"]})
 

@@ -13,9 +13,11 @@ Before nbconvert renders the notebook (`prepare_cells`):
 - **Tracebacks** lose IPython's rulers of dashes ("-----…-----" and the "---->" arrow,
   which a screen reader reads dash by dash); the arrow becomes "→".
 
-After (`label_regions`): each code cell's input becomes a region named "Code, cell N" and
+After (`label_regions`): each code cell's input becomes a group named "Code, cell N" and
 its output area "Output, cell N", N being the number in its prompt (In [N]), so a
-screen reader can tell code from what it printed and jump between them.
+screen reader can tell code from what it printed. Groups, not landmark regions: a lesson has
+60 cells, and 60 landmarks ("leaving region. region Output, cell 12" between every two lines,
+issue 43) are a maze rather than a map; the headings are the page's map.
 """
 from __future__ import annotations
 
@@ -103,7 +105,7 @@ _PROMPT = re.compile(r"\[\s*(\d+)\s*\]")
 
 
 def label_regions(body: str) -> str:
-    """Name each code cell's input "Code, cell N" and its output "Output, cell N" (regions).
+    """Name each code cell's input "Code, cell N" and its output "Output, cell N" (groups).
 
     N is the cell's prompt number (In [N]) — what a sighted reader sees beside it — or,
     for a cell never run or a number already used, its place among the page's code cells.
@@ -120,7 +122,7 @@ def label_regions(body: str) -> str:
         for child in cell.find_all("div", recursive=False):
             classes = child.get("class", [])
             if "jp-Cell-inputWrapper" in classes:
-                child["role"], child["aria-label"] = "region", f"Code, cell {n}"
+                child["role"], child["aria-label"] = "group", f"Code, cell {n}"
             elif "jp-Cell-outputWrapper" in classes:
-                child["role"], child["aria-label"] = "region", f"Output, cell {n}"
+                child["role"], child["aria-label"] = "group", f"Output, cell {n}"
     return str(soup)

@@ -4,7 +4,9 @@ nbconvert would embed the saved widget state and load the widget manager from a 
 which offline renders nothing. Instead each widget view is replaced by what it showed
 when the notebook was executed: the figure(s) of its output area (an explorer's picture
 with its caption as `alt`), the values of its controls, and a note that it is
-interactive in JupyterLab. tqdm progress bars become a static bar.
+interactive in JupyterLab. tqdm progress bars become a static bar. A view whose output also
+carries its own page form (a concept check, course_lib.exercises.concepts.widget: `text/html`
+with its inline script, which works without a kernel) keeps that form instead.
 """
 from __future__ import annotations
 
@@ -63,9 +65,11 @@ class StaticWidget:
         return None
 
     def convert(self, model_id: str) -> list:
-        self.controls, self.items, self.alt = [], [], None
+        self.controls, self.items, self.alt, self.title = [], [], None, ""
         self._walk(model_id, depth=0)
         outputs = []
+        if self.title:                  # an explorer's heading, as in JupyterLab (an h4: _caption.py)
+            outputs.append(_html_output(f'<h4 class="course-explorer-heading">{html.escape(self.title)}</h4>'))
         if self.controls:
             values = ", ".join(f"<b>{html.escape(label)}</b> = {html.escape(value)}"
                                for label, value in self.controls)
@@ -115,6 +119,7 @@ class StaticWidget:
                                           f'alt="{html.escape(self.alt, quote=True)}"/>')
                 self.items.append(("output", nbformat.v4.new_output("display_data", data=shown)))
         elif name == "AnyModel" and st.get("text"):     # an explorer's caption (widgets/_caption.py)
+            self.title = self.title or st.get("title") or "Explorer"
             self.items.append(("html", f'<p class="course-caption">{html.escape(st["text"])}</p>'))
         elif name in ("HTMLModel", "HTMLMathModel", "LabelModel"):
             frag = self._leaf_html(name, st)
@@ -192,6 +197,11 @@ def replace_widgets(nb) -> int:
             view = out.get("data", {}).get(WIDGET_VIEW)
             if view is None:
                 new.append(out)
+                continue
+            if "course-concept" in out.get("data", {}).get("text/html", ""):
+                data = {k: v for k, v in out["data"].items() if k != WIDGET_VIEW}
+                new.append(nbformat.v4.new_output("display_data", data=data))
+                count += 1
                 continue
             new.extend(static.convert(view.get("model_id", "")))
             count += 1
