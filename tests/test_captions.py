@@ -72,7 +72,7 @@ def _problems(caption, spoken, description, lead):
     text_numbers = set(_NUMBER.findall(description))
     if not (set(_NUMBER.findall(body)) & text_numbers) and not _QUOTED.search(body):
         found.append("no number of the figure's result")
-    if lead and _key(" ".join(caption.split()[:16])).count(_key(lead)) > 1:
+    if lead and body is not caption and _key(lead) in _key(" ".join(body.split()[:6])):
         found.append("the lead said twice")
     if spoken != _spoken.in_words(caption):
         found.append("the spoken form is not the caption in words")
