@@ -108,7 +108,9 @@ def _answers_in_sight(page, lesson: Path) -> list[str]:
     text = page.evaluate("""() => {
       const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
       const code = [...panel.querySelectorAll('.jp-CodeCell .cm-content')].map(e => e.innerText);
-      const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].map(e => e.innerText);
+      // A concept check's options may quote a verdict ("✅ correct: …"): not a check's output.
+      const outs = [...panel.querySelectorAll('.jp-OutputArea-output')]
+        .filter(e => !e.querySelector('.course-concept')).map(e => e.innerText);
       return {code: code.join('\\n'), outputs: outs.join('\\n')};
     }""")
     seen = {line.strip() for line in text["code"].splitlines()}
@@ -539,7 +541,9 @@ def test_learner_path(lab_server, chromium):
         assert lab_server.command()[:3] == [bs.sys.executable, str(bs.COURSE), "lab"]
         bs.open_notebook(page, lab_server, "notebooks/00_start_here.ipynb")
         bs.run_all_cells(page, timeout_ms=RUN_ALL_TIMEOUT_MS)
-        outputs = "\n".join(state["output"] for state in bs.code_cell_states(page))
+        # (a concept check's options may quote a verdict: its cell, `ask(…)`, is left out)
+        outputs = "\n".join(state["output"] for state in bs.code_cell_states(page)
+                            if "ask(" not in state["source"])
         assert "⏳ not solved yet — center_rows" in outputs and "✅" not in outputs
 
         # Typing a right solution into the exercise's cell, then running it and its check.

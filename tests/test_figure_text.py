@@ -116,10 +116,7 @@ def text_problems(fig) -> list[str]:
 # Known failures when this test was written (issue 45), each an expected failure, strict: the entry
 # must go when its figure (or notebook output) is fixed. name -> what fails.
 KNOWN_FIGURES: dict[str, str] = {}
-KNOWN_NOTEBOOKS = {
-    "09_transformer_families": "cell 50 (the similarity table) prints -0.00",
-    "10_residual_stream_and_induction_heads": "cell 44 prints -0.00 (first / repeated copy)",
-}
+KNOWN_NOTEBOOKS: dict = {}     # none left (lessons 09 and 10 printed -0.00 before issue 45)
 
 
 def _known(params, known, key):
