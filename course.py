@@ -436,6 +436,29 @@ def replace_with(command):
     os.execv(command[0], command)
 
 
+# nbval's pass runs outside tests/ (`pytest notebooks`), so tests/conftest.py does not set up its
+# network guard: the pass gets it here — every kernel imports tests/netguard/sitecustomize.py,
+# which refuses and logs any connection beyond loopback — and fails if the log is not empty.
+NBVAL_GUARD_LOG = ROOT / "test-artifacts" / "network-guard-nbval.log"
+
+
+def network_guarded(extra):
+    """`extra` plus the network guard's environment, for a pass that tests/conftest.py does not
+    set up (nbval over the lessons)."""
+    path = os.pathsep.join([str(ROOT / "tests" / "netguard")] +
+                           [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    return dict(extra, PYTHONPATH=path, COURSE_NETGUARD_LOG=str(NBVAL_GUARD_LOG),
+                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+
+
+def network_attempts():
+    """What the nbval pass's kernels tried to reach (the guard's log), or ''."""
+    try:
+        return NBVAL_GUARD_LOG.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def with_env(extra):
     env = dict(os.environ)
     env.update(extra)
@@ -637,7 +660,7 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         return [[("library and checker tests", {}, ["-m", "not slow and not browser", "--ignore=notebooks"]
                   + parallel(cores))]]
     other = ("nbval over every lesson, on a simulated other machine: " + describe(OTHER_MACHINE),
-             OTHER_MACHINE, ["notebooks"])
+             network_guarded(OTHER_MACHINE), ["notebooks"])
     if args.other_machine:
         return [[other]]
     system = system or platform.system()
@@ -666,7 +689,8 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         every_other = (name + ": its checkers, figures and explorers, on a simulated non-UTF-8 "
                        "system: " + describe(NON_UTF8), NON_UTF8, every_other[2] + chosen)
         other = (name + ": nbval on a simulated other machine: " + describe(OTHER_MACHINE),
-                 OTHER_MACHINE, [p.relative_to(ROOT).as_posix() for p in lesson_notebooks(lessons)])
+                 network_guarded(OTHER_MACHINE),
+                 [p.relative_to(ROOT).as_posix() for p in lesson_notebooks(lessons)])
     if cores < 2:
         return [[first], [other], [every_other]]
     if system == "Linux" and browser:
@@ -748,6 +772,8 @@ def cmd_test(args):
         # The hub's isolation tests run students' servers as accounts of their own.
         ensure_environment(SERVERS, args.index, base=shared_python())
     extra = {"COURSE_CHROMIUM": browser} if browser else {}
+    NBVAL_GUARD_LOG.parent.mkdir(exist_ok=True)
+    NBVAL_GUARD_LOG.write_text("", encoding="utf-8")
     start, done = time.monotonic(), []
     for stage in pytest_passes(args, browser=browser is not None or platform.system() != "Linux"):
         stage = [(title, dict(env, **extra), pytest_args) for title, env, pytest_args in stage]
@@ -761,6 +787,11 @@ def cmd_test(args):
     for line in not_run(args, browser):
         say("   " + line)
     failed = [status for stage in done for _, status, _ in stage if status]
+    reached = network_attempts()
+    if reached:
+        say("== FAILED: a lesson's kernel in the nbval pass tried to reach the network "
+            "(%s):\n%s" % (NBVAL_GUARD_LOG.relative_to(ROOT).as_posix(), reached))
+        failed.append(1)
     return (failed[0] if failed[0] > 0 else 1) if failed else 0
 
 

@@ -33,17 +33,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # alternatives; 09 and 11 measured with the bertviz text alternatives of issue 37.5).
 REACH = {
     "00_start_here": 3,
-    "01_why_not_rnns": 3,
-    "02_attention": 4,
-    "03_positional_encodings": 4,
-    "04_multi_head_attention": 5,
-    "05_transformer_block": 3,
-    "06_masking_and_decoders": 8,
-    "07_cross_attention_encoder_decoder": 3,
-    "08_training_a_translator": 3,
-    "09_transformer_families": 18,
-    "10_residual_stream_and_induction_heads": 4,
-    "11_a_real_llm": 9,
+    "01_why_not_rnns": 6,
+    "02_attention": 11,
+    "03_positional_encodings": 6,
+    "04_multi_head_attention": 11,
+    "05_transformer_block": 8,
+    "06_masking_and_decoders": 16,
+    "07_cross_attention_encoder_decoder": 7,
+    "08_training_a_translator": 5,
+    "09_transformer_families": 24,
+    "10_residual_stream_and_induction_heads": 7,
+    "11_a_real_llm": 14,
 }
 LESSONS = sorted(p.stem for p in (bs.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
@@ -106,7 +106,8 @@ def chromium():
 
 def test_every_lesson_has_a_stated_route():
     assert sorted(REACH) == LESSONS, "a lesson without a stated number of Tab presses (or one too many)"
-    assert max(REACH.values()) <= 18
+    # Concept checks above an explorer are stops on the way (a radio group: one; a number: two).
+    assert max(REACH.values()) <= 24
 
 
 @pytest.mark.timeout(120)

@@ -184,7 +184,12 @@ def test_every_test_pass_is_in_the_test_command():
     passes = [p for stage in stages for p in stage]
     envs = [extra for _, extra, _ in passes]
     assert envs[0] == {}
-    assert course.OTHER_MACHINE in envs and course.NON_UTF8 in envs
+    assert course.network_guarded(course.OTHER_MACHINE) in envs and course.NON_UTF8 in envs
+    # nbval runs outside tests/ (no tests/conftest.py): its kernels get the network guard here.
+    guarded = course.network_guarded(course.OTHER_MACHINE)
+    assert guarded.items() >= course.OTHER_MACHINE.items()
+    assert guarded["PYTHONPATH"].split(course.os.pathsep)[0] == str(course.ROOT / "tests" / "netguard")
+    assert guarded["COURSE_NETGUARD_LOG"] == str(course.NBVAL_GUARD_LOG)
     assert course.NON_UTF8 == {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
     # One definition of the simulated other machine: a different CPU, not UTF-8.
     from portability import OTHER_MACHINE_ENV
@@ -231,7 +236,7 @@ def test_passes_side_by_side_never_oversubscribe_the_cores(cores):
     assert _workers(beside[2]) == [(f"other{i}", course.BESIDE_NICE) for i in range(min(4, cores))]
     assert beside[2][-2:] == ["--dist", "loadfile"]
     assert not {w for w, _ in _workers(first[2])} & {w for w, _ in _workers(beside[2])}
-    assert other == (other[0], course.OTHER_MACHINE, ["notebooks"]), "nbval must run alone"
+    assert other == (other[0], course.network_guarded(course.OTHER_MACHINE), ["notebooks"]), "nbval must run alone"
     # Where there is no priority to lower (Windows), every other test gets the cores left over.
     (first, beside), _ = course.pytest_passes(args, system="Windows", cores=cores)
     assert _workers(first[2]) == [] and "-n" not in first[2]
@@ -583,3 +588,18 @@ def test_a_machine_without_a_browser_stops_in_seconds_with_one_line(env, words):
     assert out.returncode == 1 and out.stdout == b"" and len(err) == 1, (out.stdout, err)
     assert err[0].startswith("course.py: ") and words in err[0], err[0]
     assert took < 15, f"{took:.1f} s to say there is no browser"
+
+
+def test_the_nbval_pass_is_guarded_against_the_network(tmp_path, monkeypatch):
+    """A kernel of the nbval pass is a Python started with the pass's environment: a connection
+    beyond loopback is refused and lands in the log that `course.py test` reads at the end."""
+    monkeypatch.setattr(course, "NBVAL_GUARD_LOG", tmp_path / "guard.log")
+    env = dict(os.environ, **course.network_guarded({}))
+    env.pop("PYTHONSAFEPATH", None)
+    code = ("import socket\n"
+            "try:\n    socket.create_connection(('192.0.2.1', 80), timeout=2)\n"
+            "except OSError as e:\n    print('refused:', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         encoding="utf-8", timeout=60)
+    assert "refused" in out.stdout, out.stdout + out.stderr
+    assert "192.0.2.1" in course.network_attempts()
