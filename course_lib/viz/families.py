@@ -165,7 +165,7 @@ class PretrainedHeadMap(LivePlot):
     pattern labels, shown in the title. Slider values: sentence (a name), layer, head.
     """
 
-    figsize = (5.2, 3.7)      # the colour bar beside the map: with its controls, fits a laptop screen
+    figsize = (5.2, 3.6)      # the colour bar beside the map: with its controls, fits a laptop screen (3.7 was 2 px over)
     # Another sentence: other tokens, so other tick labels and another matrix size, and
     # constrained layout sizes the panel anew. A new figure, not a redraw: laid out again
     # on a figure it already laid out, constrained layout lands ~1 px off a fresh one's.
