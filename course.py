@@ -445,8 +445,9 @@ NBVAL_GUARD_LOG = ROOT / "test-artifacts" / "network-guard-nbval.log"
 def network_guarded(extra):
     """`extra` plus the network guard's environment, for a pass that tests/conftest.py does not
     set up (nbval over the lessons)."""
-    path = os.pathsep.join([str(ROOT / "tests" / "netguard")] +
-                           [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    guard = str(ROOT / "tests" / "netguard")
+    path = os.pathsep.join([guard] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                      if p and p != guard])
     return dict(extra, PYTHONPATH=path, COURSE_NETGUARD_LOG=str(NBVAL_GUARD_LOG),
                 HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 

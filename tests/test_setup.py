@@ -485,7 +485,7 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
     assert beside[1] == course.NON_UTF8
     assert beside[2][:5] == ["tests", "-m", "not browser and not lessons", "--lesson", "05"]
     assert _workers(beside[2]) == [("other0", course.BESIDE_NICE)]        # a few tests: one worker
-    assert other[1] == course.OTHER_MACHINE and other[2] == ["notebooks/05_transformer_block.ipynb"]
+    assert other[1] == course.network_guarded(course.OTHER_MACHINE) and other[2] == ["notebooks/05_transformer_block.ipynb"]
     assert [course.short_title(t) for t, _, _ in (first, beside, other)] == [
         "lesson 05: its student version in JupyterLab and headless Chromium", "lesson 05: its checkers",
         "lesson 05: nbval on a simulated other machine"]
