@@ -118,7 +118,7 @@ def test_a_question_in_the_exported_page_works_without_a_kernel(tmp_path):
 # ----------------------------------------------------------------------------- JupyterLab
 def _lesson(path: Path, question_ids, executed: bool = False) -> Path:
     """A small notebook of ask cells in the learner's workspace (saved executed: its widget
-    state and outputs as the lead's executed lessons have them)."""
+    state and outputs as the executed lessons have them)."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(f'from course_lib.exercises.concepts import ask\nask("{qid}")')
