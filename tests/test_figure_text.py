@@ -27,10 +27,9 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
-from test_viz_readable import CALLS, DPI, _draw  # noqa: E402  (tests/ is on sys.path)
+from test_viz_readable import CALLS, DPI, _draw, drawn_texts  # noqa: E402  (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -57,25 +56,6 @@ def test_negative_zero_pattern():
     for fine in ("0.00", "-0.5", "-0.05", "−0.001", "x-0", "2026-01-05", "step-0", "1e-05", "-10",
                  "-1.0e-05", "cell-0a", "bertviz-0f3a"):
         assert not negative_zeros(fine), fine
-
-
-def drawn_texts(fig):
-    """(renderer, [Text]) for every visible, non-empty text the figure draws."""
-    drawn = []
-    original = Text.draw
-
-    def record(self, renderer):
-        if self.get_visible() and self.get_text().strip():
-            drawn.append(self)
-        return original(self, renderer)
-
-    Text.draw = record
-    try:
-        fig.set_dpi(DPI)
-        fig.canvas.draw()
-    finally:
-        Text.draw = original
-    return fig.canvas.get_renderer(), drawn
 
 
 def _owner_axes(text, fig):

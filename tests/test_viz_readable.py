@@ -243,8 +243,8 @@ MORE_INPUTS = [
 FIGURES = sorted(n for n in viz.__all__ if n not in NOT_FIGURES)
 
 
-def shown_texts(fig):
-    """[(text, size in on-screen px)] for every non-empty text drawn, and the display scale."""
+def drawn_texts(fig):
+    """(renderer, [Text]) for every visible, non-empty text the figure draws (at DPI)."""
     drawn = []
     original = Text.draw
 
@@ -259,7 +259,12 @@ def shown_texts(fig):
         fig.canvas.draw()
     finally:
         Text.draw = original
-    renderer = fig.canvas.get_renderer()
+    return fig.canvas.get_renderer(), drawn
+
+
+def shown_texts(fig):
+    """[(text, size in on-screen px)] for every non-empty text drawn, and the display scale."""
+    renderer, drawn = drawn_texts(fig)
     width_px = (fig.get_tightbbox(renderer).width + 2 * 0.1) * DPI     # bbox_inches="tight", pad 0.1 in
     scale = min(1.0, COLUMN_PX / width_px)
     return [(t.get_text(), t.get_fontsize() * DPI / 72 * scale) for t in drawn], scale
