@@ -7,6 +7,10 @@ a lesson through the hub. Bob's lesson takes at most 1.5× his time alone, with 
 scheduler's autogroup on and off (restored after); alice gets clear errors at her limits;
 the hub answers throughout; nothing of alice's is left once her server stops.
 
+The 1.5× is a claim about the machine's time, so the test is marked `quiet` and runs alone,
+after the other passes of `course.py test`: beside the browser pass, bob alone took 20–22 s
+instead of 9 and the ratio (1.59× once) measured that pass's load, not alice's.
+
 The rlimits fallback (no control groups) and the control-group writes (v1 and v2, on a
 planted folder tree) are tested without a hub.
 """
@@ -260,6 +264,7 @@ print(started, "|", refused, "|", fork)
 
 @root_only
 @pytest.mark.slow
+@pytest.mark.quiet
 @pytest.mark.timeout(900)
 def test_a_runaway_student_leaves_the_class_its_machine(hub):
     assert (hub.runtime / limits.BASES).is_file(), "the hub found no control groups here"

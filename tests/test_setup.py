@@ -207,7 +207,10 @@ def test_every_test_pass_is_in_the_test_command():
     assert fast == [[("library and checker tests", {},
                       ["-m", "not slow and not browser", "--ignore=notebooks", "-n", "2", "--dist", "loadfile"])]]
     other = course.pytest_passes(course.parser().parse_args(["test", "--other-machine"]))
-    assert other == [[passes[-1]]] and passes[-1][2] == ["notebooks"]
+    assert other == [[passes[-2]]] and passes[-2][2] == ["notebooks"]
+    # The timing claims run last, alone: beside the browser pass they measured that pass.
+    assert stages[-1] == [passes[-1]] and passes[-1][2] == ["tests", "-m", "quiet"]
+    assert passes[-1][1] == course.NON_UTF8 and "alone" in passes[-1][0]
 
 
 def _workers(pytest_args):
@@ -228,24 +231,26 @@ def test_passes_side_by_side_never_oversubscribe_the_cores(cores):
     network-guard log and progress file (tests/conftest.py)."""
     args = course.parser().parse_args(["test"])
     stages = course.pytest_passes(args, system="Linux", cores=cores)
-    assert [len(s) for s in stages] == [2, 1]
-    (first, beside), (other,) = stages
+    assert [len(s) for s in stages] == [2, 1, 1]
+    (first, beside), (other,), (quiet,) = stages
+    assert quiet[2] == ["tests", "-m", "quiet"], "the timing claims run alone, without workers"
     assert first[2][:3] == ["tests", "-m", "browser"] and first[1] == {}
     assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]
-    assert beside[1] == course.NON_UTF8 and beside[2][:3] == ["tests", "-m", "not browser and not lessons"]
+    assert beside[1] == course.NON_UTF8 and beside[2][:3] == ["tests", "-m", "not browser and not lessons and not quiet"]
     assert _workers(beside[2]) == [(f"other{i}", course.BESIDE_NICE) for i in range(min(4, cores))]
     assert beside[2][-2:] == ["--dist", "loadfile"]
     assert not {w for w, _ in _workers(first[2])} & {w for w, _ in _workers(beside[2])}
     assert other == (other[0], course.network_guarded(course.OTHER_MACHINE), ["notebooks"]), "nbval must run alone"
     # Where there is no priority to lower (Windows), every other test gets the cores left over.
-    (first, beside), _ = course.pytest_passes(args, system="Windows", cores=cores)
+    (first, beside), _, _ = course.pytest_passes(args, system="Windows", cores=cores)
     assert _workers(first[2]) == [] and "-n" not in first[2]
     assert _workers(beside[2]) == [(f"other{i}", 0) for i in range(min(4, cores - 1))]
     # One core: one pass after another, as before.
     stages = course.pytest_passes(args, system="Linux", cores=1)
-    assert [len(s) for s in stages] == [1, 1, 1]
+    assert [len(s) for s in stages] == [1, 1, 1, 1]
     assert [s[0][2] for s in stages] == [["tests", "-m", "browser"], ["notebooks"],
-                                        ["tests", "-m", "not browser and not lessons"]]
+                                        ["tests", "-m", "not browser and not lessons and not quiet"],
+                                        ["tests", "-m", "quiet"]]
 
 
 def test_xdist_names_and_lowers_its_workers_as_asked(tmp_path):
@@ -483,7 +488,7 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
     (first, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)
     assert first[2][:5] == ["tests", "-m", "browser", "--lesson", "05"] and first[1] == {}
     assert beside[1] == course.NON_UTF8
-    assert beside[2][:5] == ["tests", "-m", "not browser and not lessons", "--lesson", "05"]
+    assert beside[2][:5] == ["tests", "-m", "not browser and not lessons and not quiet", "--lesson", "05"]
     assert _workers(beside[2]) == [("other0", course.BESIDE_NICE)]        # a few tests: one worker
     assert other[1] == course.network_guarded(course.OTHER_MACHINE) and other[2] == ["notebooks/05_transformer_block.ipynb"]
     assert [course.short_title(t) for t, _, _ in (first, beside, other)] == [
@@ -550,7 +555,7 @@ def test_without_a_browser_an_account_stops_in_one_line_or_runs_the_rest_when_as
     assert "COURSE_ALLOW_NO_BROWSER=1" in line
     assert course.ensure_browser(args, dict(NO_BROWSER, COURSE_ALLOW_NO_BROWSER="1"), euid=1000, which=none) is None
     # Then the student versions run in nbclient, and the summary says what did not run.
-    (first, _), _ = course.pytest_passes(args, system="Linux", cores=2, browser=False)
+    (first, _), _, _ = course.pytest_passes(args, system="Linux", cores=2, browser=False)
     assert first[2][:3] == ["tests", "-m", "lessons and not browser"] and "no browser here" in first[0]
     lines = course.not_run(args, None, system="Linux", environ={}, which=none)
     assert lines[0].startswith("not run: the browser tests") and len(lines) == 1

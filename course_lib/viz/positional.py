@@ -148,7 +148,7 @@ class SinusoidalOverviewPlot(LivePlot):
         # panels must not move from one value to the next.
         # wspace: the gap holds the table's colour bar and its label "PE value", then the
         # similarity's "position p" — at 0.35 the two labels touched (issue 45)
-        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.15, top=0.91, wspace=0.5)
+        fig.subplots_adjust(left=0.07, right=0.93, bottom=0.14, top=0.92, wspace=0.5)
         pe = sinusoidal_table(length, d_model, float(base))
         self.table = _heatmap_on(a1, pe, base)
         self.similarity = _similarity_on(a2, pe)
