@@ -2,7 +2,6 @@
 torch), on small random weights: fast, no pretrained file needed."""
 import pytest
 import torch
-from transformers.models.llama import modeling_llama as hf
 
 from course_lib.nn.attention import causal_mask
 from course_lib.nn.generation import cached_step, generate, step_times, uncached_step
@@ -10,6 +9,19 @@ from course_lib.nn.llama import LlamaConfig, LlamaLM, collect_llama_attention, h
 from course_lib.nn.modern import GroupedQueryAttention, KVCache, RMSNorm, SwiGLU, decoder_mask, repeat_kv
 from course_lib.nn.positional import apply_rotary, rotary_cos_sin
 from course_lib.nn.rotary import interleaved_order
+
+
+class _TransformersLlama:
+    """transformers' Llama module (the reference), imported when a test first uses it: importing
+    transformers takes about 7 s, which every pytest process that collects this file paid —
+    each pass of `course.py test`, each worker, a `--lesson` run that needs none of it."""
+
+    def __getattr__(self, name):
+        from transformers.models.llama import modeling_llama
+        return getattr(modeling_llama, name)
+
+
+hf = _TransformersLlama()
 
 # Not the defaults (eps 1e-5, θ = 10 000): the conversion to transformers' config must carry them.
 TINY = LlamaConfig(vocab_size=50, d_model=32, n_layers=2, h=4, h_kv=2, d_ff=48, eps=1e-4,
