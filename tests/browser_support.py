@@ -421,7 +421,15 @@ def code_cell_states(page) -> list[dict]:
 
     (JupyterLab renders an error traceback like stderr, so errors are recognised
     by their text; see test_browser.py.)
+
+    A check's verdict announces itself (course_lib/classroom/speak.py): its words leave the
+    page for about a second and come back inside a live region. Read only once every verdict
+    is back — read during that second, lesson 05's last check was missing ("2 checks said 'not
+    solved yet' for 3 stubs").
     """
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .course-said')].every(p => p.firstElementChild)""",
+                           timeout=20_000)
     return page.evaluate("""() => {
       const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
       return [...panel.querySelectorAll('.jp-CodeCell')].map(c => ({

@@ -21,7 +21,8 @@ from course_lib.classroom.student import student_notebook
 from course_lib.classroom.workspace import learner_notebook
 from course_lib.exercises import concepts
 from course_lib.exercises.concepts import __main__ as listing
-from course_lib.exercises.concepts import mathtext, widget
+from course_lib import mathtext
+from course_lib.exercises.concepts import widget
 from course_lib.exercises.concepts.questions import LETTERS, NUMBER, PREDICT, REGISTRY, Option, Question
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -242,7 +243,7 @@ def test_ask_prints_the_question_outside_a_notebook(capsys):
     (r"\frac{1}{\sqrt{d}}", "1 over square root of d"),
     (r"W^Q", "W Q"),
     (r"x^2 \le \alpha", "x squared less than or equal to alpha"),
-    (r"\operatorname{softmax}(x)", "softmax x"),
+    (r"\operatorname{softmax}(x)", "softmax of x"),
 ])
 def test_math_is_drawn_and_said(tex, words):
     shown, said = mathtext.tex_html(tex)

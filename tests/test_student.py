@@ -129,7 +129,9 @@ def test_student_version_runs_to_the_end(lesson, tmp_path, monkeypatch):
     n_stubs = sum("raise NotImplementedError(" in c.source for c in nb.cells if c.cell_type == "code")
     LessonClient(nb, timeout=600, kernel_name="python3", allow_errors=False,
                    resources={"metadata": {"path": str(lesson.parent)}}).execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    # A check's verdict is a display (course_lib.classroom.speak.say): its text/plain, or a stream.
+    printed = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                      for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert printed.count("not solved yet") >= n_stubs, "a check did not report its stub"
 
 

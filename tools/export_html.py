@@ -10,8 +10,10 @@ and a `mathjax/` folder. Nothing on the pages is fetched from the network:
   (`course_lib.viz.describe`: the output's `text/html`; an explorer's picture takes
   its caption's text), never nbconvert's placeholder.
 - **LaTeX** is typeset by MathJax 2.7.9 copied from the installed
-  `jupyter-server-mathjax` package, with its assistive MathML for screen readers;
-  a heading with a formula says it in words (html_export/math_words.py).
+  `jupyter-server-mathjax` package. A screen reader hears each formula as one phrase
+  (but a lone letter or number): it is labelled with its words (`course_lib.mathtext`),
+  as in the learner's copy; a heading with a formula is named in words
+  (html_export/math_words.py).
 - **Widgets** need a kernel to move: each is replaced by what it showed when the
   notebook was executed (html_export/widgets.py).
 - **bertviz views** made with `course_lib.viz.bertviz_views.show` are self-contained
@@ -46,6 +48,7 @@ if _TOOLS not in sys.path:         # html_export/ sits beside this file, however
 from course_lib.console import utf8_output  # noqa: E402
 from html_export.cells import label_regions, prepare_cells  # noqa: E402
 from html_export.math_words import label_headings  # noqa: E402
+from course_lib.mathtext import speakable_markdown  # noqa: E402
 from html_export.page import (  # noqa: E402,F401  (re-exported: the tests and tools use them here)
     MATHJAX_DIR, ExportError, code_css, copy_mathjax, embed_local_images, exporter, external_references,
     mathjax_source)
@@ -97,6 +100,9 @@ def export_notebook(nb, path: Path, out: Path, lesson_names=(), hide_solutions=F
     # The Colab set-up cell (tools/colab_cell.py) means nothing to a reader of the page.
     nb.cells = [c for c in nb.cells if "colab-setup" not in c.get("metadata", {}).get("tags", [])]
     replace_widgets(nb)
+    for cell in nb.cells:       # each formula said as one phrase (course_lib.mathtext)
+        if cell.cell_type == "markdown":
+            cell.source = speakable_markdown(cell.source)
     body, _ = (exporter_ or exporter()).from_notebook_node(
         nb, resources={"metadata": {"name": _title(nb, path.stem), "path": str(path.parent)},
                        "course_code_css": code_css()})

@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from course_lib.console import utf8_output
+from course_lib.mathtext import speakable_markdown
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # nbgrader's hidden tests (tools/nbgrader_metadata.py puts the course checker's
@@ -95,9 +96,12 @@ def strip_hidden_tests(source: str, where: str = "cell") -> str:
 
 
 def student_notebook(nb: nbformat.NotebookNode, where: str = "notebook") -> nbformat.NotebookNode:
-    """A copy of `nb` with solutions stripped, outputs and widget state cleared."""
+    """A copy of `nb` with solutions stripped, outputs and widget state cleared, and each
+    formula of its Markdown labelled with its words for a screen reader (course_lib.mathtext)."""
     nb = nbformat.from_dict(nb)   # deep copy
     for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            cell.source = speakable_markdown(cell.source)    # each formula said as one phrase
         if cell.cell_type != "code":
             continue
         if BEGIN in cell.source:

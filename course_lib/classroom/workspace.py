@@ -40,6 +40,7 @@ from pathlib import Path
 import nbformat
 
 from .student import BEGIN, HIDDEN_BEGIN, HIDDEN_END, fingerprint, strip_hidden_tests, strip_solutions
+from course_lib.mathtext import speakable_markdown
 
 ROOT = Path(__file__).resolve().parents[2]          # the course's files (instructor lessons)
 DEFAULT_NAME = "my-course"
@@ -86,13 +87,16 @@ def learner_notebook(nb: nbformat.NotebookNode, where: str = "notebook",
                      keep_graded: bool = True) -> nbformat.NotebookNode:
     """A copy of the instructor's `nb` for a learner: solutions stubbed, the checks' and the
     predictions' answers ("concept-answer" cells) cleared, every other output (and the saved
-    widget state, concept checks unanswered) kept. keep_graded=False leaves nbgrader's graded
-    cells out (the learner's own workspace; the hub's class copy keeps them)."""
+    widget state, concept checks unanswered) kept, each formula of the Markdown labelled with
+    its words for a screen reader (course_lib.mathtext). keep_graded=False leaves nbgrader's
+    graded cells out (the learner's own workspace; the hub's class copy keeps them)."""
     nb = nbformat.from_dict(nb)          # deep copy
     if not keep_graded:
         nb.cells = [c for c in nb.cells if not is_graded_cell(c)]
     _unanswered(nb)
     for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            cell.source = speakable_markdown(cell.source)    # each formula said as one phrase
         if cell.cell_type != "code":
             continue
         exercise = BEGIN in cell.source

@@ -6,128 +6,20 @@ nothing of it at all in the heading's name (measured with Orca and in Chromium's
 accessibility tree: "3. Why divide by ?"). `label_headings` gives each such heading its
 words as its accessible name (`aria-label`).
 
-`tex_words` covers the notation of the lessons' prose (sub- and superscripts, roots,
-fractions, Greek letters, the usual operators); an unknown command is said by its name.
+The words come from `course_lib.mathtext`, the course's one reader of its notation.
 """
 from __future__ import annotations
 
 import html
 import re
 
-_COMMANDS = {
-    "infty": "infinity", "cdot": "dot", "times": "times", "top": "transpose", "to": "to",
-    "rightarrow": "to", "leftarrow": "from", "le": "less than or equal to", "leq": "less than or equal to",
-    "ge": "greater than or equal to", "geq": "greater than or equal to", "ne": "not equal to",
-    "neq": "not equal to", "approx": "approximately", "sim": "distributed as", "in": "in",
-    "sum": "sum", "prod": "product", "log": "log", "exp": "exp", "max": "max", "min": "min",
-    "ldots": "dots", "dots": "dots", "cdots": "dots", "mid": "given", "odot": "element-wise times",
-    "otimes": "tensor", "pm": "plus or minus", "partial": "partial", "nabla": "gradient",
-    "lVert": "norm", "rVert": "norm", "Vert": "norm", "|": "norm", "langle": "", "rangle": "",
-    "{": "", "}": "", "left": "", "right": "", "big": "", "Big": "", ",": "", ";": "", "!": "",
-    ":": "", "quad": "", "qquad": "", " ": "",
-}
-_GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu "
-          "nu xi pi rho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi "
-          "Sigma Phi Psi Omega").split()
-_TEXT_COMMANDS = {"mathrm", "text", "operatorname", "mathbf", "boldsymbol", "mathit", "mathbb",
-                  "mathcal", "textrm", "textit", "textbf", "mathsf", "bm"}
-_CHARS = {"+": "plus", "-": "minus", "=": "equals", "/": "over", "<": "less than", ">": "greater than",
-          "'": "prime", "*": "times", "|": "", "(": "", ")": "", "[": "", "]": "", ",": ",", ".": ".",
-          "!": "factorial", ":": ""}
-_TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)|[A-Za-z]+|\d+(?:\.\d+)?|\s+|.", re.S)
-
-
-def _tokens(tex):
-    return [t for t in _TOKEN.findall(tex) if not t.isspace()]
-
-
-class _Reader:
-    def __init__(self, tex):
-        self.toks, self.i = _tokens(tex), 0
-
-    def peek(self):
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def take(self):
-        tok = self.peek()
-        self.i += 1
-        return tok
-
-    def expression(self, stop=None):
-        """Words up to `stop` (a closing "}" or "]") or the end."""
-        words = []
-        while self.peek() is not None and self.peek() != stop:
-            words += self.atom_with_scripts()
-        if stop is not None and self.peek() == stop:
-            self.take()
-        return words
-
-    def atom_with_scripts(self):
-        words = self.atom()
-        while self.peek() in ("_", "^"):
-            mark = self.take()
-            arg = self.argument()
-            if mark == "_":
-                words += ["sub"] + arg
-            elif arg in (["transpose"], ["T"]):
-                words += ["transpose"]
-            elif arg == ["2"]:
-                words += ["squared"]
-            elif arg == ["minus", "1"]:
-                words += ["inverse"]
-            else:
-                words += ["superscript"] + arg
-        return words
-
-    def argument(self):
-        """One argument: a {group} or a single token."""
-        if self.peek() == "{":
-            self.take()
-            return self.expression("}")
-        return self.atom()
-
-    def atom(self):
-        tok = self.take()
-        if tok is None or tok == "}":
-            return []
-        if tok == "{":
-            return self.expression("}")
-        if tok.startswith("\\"):
-            return self.command(tok[1:])
-        if tok in _CHARS:
-            return [_CHARS[tok]] if _CHARS[tok] else []
-        return [tok]
-
-    def command(self, name):
-        if name == "sqrt":
-            index = None
-            if self.peek() == "[":                  # \sqrt[3]{x}
-                self.take()
-                index = self.expression("]")
-            inner = self.argument()
-            return (["root", *index, "of"] if index else ["square root of"]) + inner
-        if name in ("frac", "dfrac", "tfrac"):
-            top, bottom = self.argument(), self.argument()
-            return top + ["over"] + bottom
-        if name in _TEXT_COMMANDS:
-            return self.argument()
-        if name in ("hat", "tilde", "bar", "vec", "overline"):
-            return self.argument() + [{"hat": "hat", "tilde": "tilde", "bar": "bar", "vec": "vector",
-                                       "overline": "bar"}[name]]
-        if name in _GREEK:
-            return [name if name[0].islower() else f"capital {name.lower()}"]
-        if name.startswith("var") and name[3:] in _GREEK:
-            return [name[3:]]
-        if name in _COMMANDS:
-            return [_COMMANDS[name]] if _COMMANDS[name] else []
-        return [name]
+from course_lib.mathtext import tex_html
 
 
 def tex_words(tex: str) -> str:
-    """The formula `tex` (without $ signs) in words."""
-    words = _Reader(tex).expression()
-    text = " ".join(w for w in words if w)
-    return re.sub(r"\s+([,.])", r"\1", text).strip()
+    """The formula `tex` (without $ signs) in words: the course's one reader of TeX
+    (`course_lib.mathtext`, also behind the concept checks and the lessons' formula labels)."""
+    return tex_html(tex)[1]
 
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.S)
@@ -155,10 +47,11 @@ def label_headings(body: str) -> tuple[str, int]:
     def label(m):
         nonlocal count
         level, attrs, inner = m.groups()
-        if not _MATH.search(_ANCHOR.sub("", inner)) or "aria-label" in attrs:
-            return m.group(0)
+        if not _MATH.search(_ANCHOR.sub("", inner)) or "aria-label" in attrs or "<span inert" in inner:
+            return m.group(0)      # (a formula said in words already: course_lib.mathtext)
         count += 1
         words = html.escape(_words_of(inner), quote=True)
         return f'<h{level}{attrs} aria-label="{words}">{inner}</h{level}>'
 
     return _HEADING.sub(label, body), count
+

@@ -121,12 +121,14 @@ MathJax.Hub.Queue(function () { document.body.setAttribute("data-mathjax", "done
 
 
 def exporter():
-    """nbconvert's HTMLExporter with the template above, images embedded, MathJax local."""
+    """nbconvert's HTMLExporter with the template above, MathJax local. Images are embedded
+    after it (`embed_local_images`): nbconvert's own embedding parses each inline HTML tag of
+    the Markdown on its own, closing a `<span>` before what it holds (a formula's words)."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     return HTMLExporter(template_name="lab", extra_loaders=[DictLoader({TEMPLATE_NAME: TEMPLATE})],
-                        template_file=TEMPLATE_NAME, embed_images=True,
+                        template_file=TEMPLATE_NAME, embed_images=False,
                         mathjax_url=f"{MATHJAX_DIR}/MathJax.js?config={MATHJAX_CONFIG}")
 
 

@@ -7,7 +7,7 @@ import sys
 
 from course_lib.console import utf8_output
 
-from .mathtext import plain_text
+from course_lib.mathtext import plain_text
 from .questions import all_questions
 
 WIDTH = 80

@@ -38,7 +38,7 @@ import re
 import anywidget
 import traitlets
 
-from .mathtext import markdown_html, plain_text
+from course_lib.mathtext import markdown_html, plain_text
 from .questions import LETTERS, NUMBER, PREDICT, Question
 
 __all__: list = []

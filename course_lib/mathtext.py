@@ -1,4 +1,14 @@
-"""A question's Markdown and its `$…$` math -> HTML that needs no MathJax, and words to speak.
+"""TeX math -> words to speak, and HTML that needs no MathJax: the course's one reader of its
+formulas' notation.
+
+Words: MathJax's output reaches a screen reader one symbol per utterance (Orca, issue 43:
+about 45 utterances for the scaled dot-product formula; "10 000" as "10. 000."), so every
+formula a learner meets is also said as one phrase — "Attention of Q, K, V equals softmax of
+Q K transpose over square root of d sub k, V" — in the concept checks (below), in the lessons'
+Markdown of the learner's copy and of the HTML export (`speakable_markdown`: each formula
+labelled with its words), and in the export's headings.
+
+HTML, for the concept checks:
 
 Why not MathJax: a concept check is an anywidget in JupyterLab (its own markup, outside
 JupyterLab's Markdown and HTML renderers, which are what typeset `$…$`) and a script-built
@@ -39,17 +49,36 @@ _SYMBOLS = {
     "{": ("{", ""), "}": ("}", ""), ",": (" ", ""), ";": (" ", ""), "!": ("", ""), ":": (" ", ""),
     "quad": (" ", ""), "qquad": (" ", ""), " ": (" ", ""), "left": ("", ""), "right": ("", ""),
     "big": ("", ""), "Big": ("", ""), "%": ("%", "percent"),
+    "sin": ("sin", "sine"), "cos": ("cos", "cosine"), "tanh": ("tanh", "tanh"),
+    "prod": ("∏", "product"), "neg": ("¬", "not"), "cap": ("∩", "intersection"),
+    "partial": ("∂", "partial"), "ell": ("ℓ", "l"), "leftarrow": ("←", "becomes"),
+    "mapsto": ("↦", "maps to"), "Longrightarrow": ("⟹", "implies"), "Rightarrow": ("⇒", "implies"),
+    "div": ("÷", "divided by"), "bmod": ("mod", "mod"), "ln": ("ln", "log"), "arg": ("arg", "arg"),
+    "lfloor": ("⌊", "floor of"), "rfloor": ("⌋", ""), "\\": ("<br>", "next row"),
 }
+# Said "of" when "(" follows them: a function applied ("softmax of …", "P E of pos").
+_NAMED = {"log", "exp", "max", "min", "sine", "cosine", "tanh"}
 _ROMAN = {"operatorname", "mathrm", "text", "textrm", "mathsf"}
+_LETTER_STYLES = {"mathbb", "mathcal"}          # ℝ: said as its letter
 _BOLD = {"mathbf", "boldsymbol", "bm", "textbf"}
 _ACCENTS = {"hat": ("\u0302", "hat"), "tilde": ("\u0303", "tilde"), "bar": ("\u0304", "bar"),
             "vec": ("\u20D7", "vector")}
 # char: (shown, said)
 _CHARS = {"-": ("−", "minus"), "+": ("+", "plus"), "=": ("=", "equals"), "/": ("/", "over"),
           "<": ("<", "less than"), ">": (">", "greater than"), "'": ("′", "prime"), "*": ("∗", "times"),
-          "(": ("(", ""), ")": (")", ""), "[": ("[", ""), "]": ("]", ""), ",": (",", ","),
-          ".": (".", "point"), "|": ("|", ""), "!": ("!", "factorial"), ":": (":", "")}
+          "(": ("(", ""), ")": (")", ","), "[": ("[", ""), "]": ("]", ""), ",": (",", ","),
+          ".": (".", ""), "|": ("|", ""), "!": ("!", "factorial"), ":": (":", ""), "&": ("", "")}
 _TOKEN = re.compile(r"\\(?:[A-Za-z]+|.)|[A-Za-z]|\d+(?:\.\d+)?|\s+|.", re.S)
+# 10\,000 and 10{,}000: one number ("10 000" was read "10. 000.").
+_GROUPED = re.compile(r"(?<=\d)(?:\\,|\{,\}|\\ )(?=\d{3}(?!\d))")
+
+
+def _letters(run: list) -> list:
+    """Letters set side by side, as said: three or more small letters are one name ("pos",
+    "model"); others one by one ("Q K", "i j")."""
+    if len(run) >= 3 and all(c.islower() for c in run):
+        return ["".join(run)]
+    return list(run)
 
 
 _SPACED = set("=+−×·≈≤≥≠→<>∈±⊙∼")
@@ -64,7 +93,7 @@ class _Reader:
     """A recursive reader over TeX tokens; every piece returns (html, [words])."""
 
     def __init__(self, tex: str):
-        self.toks = [t for t in _TOKEN.findall(tex) if not t.isspace()]
+        self.toks = [t for t in _TOKEN.findall(_GROUPED.sub("", tex)) if not t.isspace()]
         self.i = 0
 
     def peek(self):
@@ -76,20 +105,45 @@ class _Reader:
         return tok
 
     def expression(self, stop=None):
-        shown, said = [], []
+        shown, said, run, named = [], [], [], False
         while self.peek() is not None and self.peek() != stop:
+            tok = self.peek()
+            if tok == "(" and (named or run):
+                said += _letters(run) + ["of"]     # a function applied: "softmax of", "P E of"
+                run, named = [], False
+                self.take()
+                shown.append("(")
+                continue
             h, w = self.scripted()
             shown.append(h)
-            said += w
+            if not w and tok.startswith("\\"):
+                said += _letters(run)              # \left, \, : nothing said; a name ends
+                run = []
+                continue
+            if tok.isalpha() and len(tok) == 1 and w == [tok]:
+                run.append(tok)                    # letters side by side: "pos", "Q K"
+                continue
+            said += _letters(run) + w
+            run = []
+            # a name a "(" applies: softmax, PE, exp, theta (with or without a script)
+            named = bool(w) and (w[0] in _NAMED or tok[1:] in _ROMAN or tok[1:] in _GREEK)
+            if tok.isalpha() and len(tok) == 1:
+                named = True                       # a letter with a script: "f sub theta of x"
+        said += _letters(run)
         if stop is not None and self.peek() == stop:
             self.take()
         return "".join(shown), said
 
     def scripted(self):
         shown, said = self.atom()
+        big = said in (["sum"], ["product"])       # ∑ with limits: "sum over j equals 1 to n of"
         while self.peek() in ("_", "^"):
             mark = self.take()
             h, w = self.argument()
+            if big:
+                shown += f"<sub>{h}</sub>" if mark == "_" else f"<sup>{h}</sup>"
+                said += (["over"] if mark == "_" else ["to"]) + w
+                continue
             if mark == "_":
                 shown += f"<sub>{h}</sub>"
                 said += ["sub"] + w
@@ -99,6 +153,8 @@ class _Reader:
                      else ["inverse"] if w == ["minus", "1"]
                      else w if len(w) == 1 and w[0].isalpha() and w[0].isupper()   # W^Q: "W Q"
                      else ["to the power"] + w)
+        if big and len(said) > 1:
+            said += ["of"]
         return shown, said
 
     def argument(self):
@@ -131,6 +187,22 @@ class _Reader:
             (top, said_top), (bottom, said_bottom) = self.argument(), self.argument()
             return (f'<span class="course-math-frac"><span>{top}</span><span>{bottom}</span></span>',
                     said_top + ["over"] + said_bottom)
+        if name in _LETTER_STYLES or name == "mathbin":
+            return self.argument()
+        if name in ("begin", "end"):                # \begin{pmatrix} … \end{pmatrix}
+            _, env = self.argument()
+            kind = "matrix" if "matrix" in "".join(env) else " ".join(env)
+            return "", ([kind] if name == "begin" else ["end", kind])
+        if name == "underbrace":                    # \underbrace{n \times d}_{X W^Q}
+            shown, said = self.argument()
+            if self.peek() == "_":
+                self.take()
+                h, w = self.argument()
+                return shown + f"<sub>{h}</sub>", said + ["labelled"] + w
+            return shown, said
+        if name == "xrightarrow":                   # \xrightarrow{\text{view}}
+            h, w = self.argument()
+            return f"→<sup>{h}</sup>", ["goes by"] + w + ["to"]
         if name in _ROMAN or name in _BOLD:
             (h, w), tag = self.argument(), "b" if name in _BOLD else "span"
             plain = re.sub(r"</?i>", "", h)          # roman: no italic letters
@@ -157,8 +229,14 @@ def tex_html(tex: str) -> tuple[str, str]:
         raise TypeError(f"tex_html takes the formula as a string, got {type(tex).__name__}")
     shown, said = _Reader(tex).expression()
     shown = shown.strip("\u2009")
-    words = re.sub(r"\s+([,.])", r"\1", " ".join(w for w in said if w)).strip()
-    return shown, words
+    return shown, _tidy(" ".join(w for w in said if w))
+
+
+def _tidy(words: str) -> str:
+    """Pauses (commas) where they help: none doubled, none first or last."""
+    words = re.sub(r"\s+([,.])", r"\1", words)
+    words = re.sub(r",(\s*,)+", ",", words)
+    return re.sub(r"^[,\s]+|[,\s]+$", "", words)
 
 
 def math_span(tex: str) -> str:
@@ -213,3 +291,41 @@ def words(text: str) -> str:
     """A question's Markdown as words to speak: math in words, marks dropped."""
     text = _MATH.sub(lambda m: tex_html(m.group(1))[1], text)
     return plain_text(text)
+
+
+# ----------------------------------------------------------------------------- lessons' Markdown
+# Code (fenced blocks, `spans`) is left as it is; an escaped \$ is no formula.
+_CODE_OR_MATH = re.compile(r"(?P<fence>^[ \t]*(?P<f>```|~~~).*?^[ \t]*(?P=f)[ \t]*$)|(?P<code>`+)(?P<c>.+?)(?P=code)"
+                           r"|(?P<label><span inert>)?(?P<math>\$\$.+?\$\$|(?<![\\$])\$(?!\$)(?:\\\$|[^$])+?\$)",
+                           re.S | re.M)
+# A heading keeps its TeX: its words would change its anchor (the lessons' headings are words,
+# tests/test_notebook_a11y.py; the export names a heading's formula in words, html_export/math_words.py).
+_HEADING_LINE = re.compile(r" {0,3}#")
+# The words in text of font size 0 (read, not seen), the typeset formula inert (seen, not read).
+LABEL = '<span style="font-size:0">{words} </span><span inert>{math}</span>'
+
+
+def speakable_markdown(source: str) -> str:
+    """`source` (a Markdown cell) with each formula said in words, for a screen reader.
+
+    `$\\sqrt{d_k}$` becomes `<span style="font-size:0">square root of d sub k </span><span
+    inert>$\\sqrt{d_k}$</span>`: JupyterLab and the HTML export still typeset the TeX, which
+    `inert` keeps from the screen reader, and the words (text of size 0: not seen) are read in
+    their sentence — Orca: "the key length d sub k is 64." in one utterance, where MathJax's
+    MathML gave one symbol per utterance. Why this markup: JupyterLab sanitizes every Markdown
+    cell, trusted or not, and keeps `style` (font-size among its allowed properties) and
+    `inert`, but drops `role` and `aria-*` (a `role="img"` label came out bare; and with
+    `role="math"` Orca ignored the label, measured). A lone letter too: MathJax's `$q$` was an
+    utterance of its own, cutting the sentence around it. Code and a formula already labelled
+    are left as they are, and so is a heading (its anchor): running this twice changes nothing."""
+    if not isinstance(source, str):
+        raise TypeError(f"speakable_markdown takes a cell's Markdown as a string, got {type(source).__name__}")
+
+    def label(m):
+        math = m.group("math")
+        if math is None or m.group("label") or _HEADING_LINE.match(source, source.rfind("\n", 0, m.start()) + 1):
+            return m.group(0)
+        tex = math[2:-2] if math.startswith("$$") else math[1:-1]
+        return LABEL.format(words=html.escape(tex_html(tex)[1], quote=False), math=math)
+
+    return _CODE_OR_MATH.sub(label, source)
