@@ -23,7 +23,8 @@ GUARD_DIR = Path(__file__).resolve().parent / "netguard"
 # Under pytest-xdist (`course.py test` runs the unit tests on two workers) each worker
 # keeps its own guard log and progress file: one worker's kernel must not fail the
 # other's test, nor its checkers' verdicts land in the other's file.
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+# A pass without workers (`course.py test --lesson`) names itself in COURSE_TEST_PASS.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("COURSE_TEST_PASS", "")
 _SUFFIX = f"-{_WORKER}" if _WORKER else ""
 GUARD_LOG = ARTIFACTS / f"network-guard{_SUFFIX}.log"
 
