@@ -810,7 +810,9 @@ def cmd_test(args):
     for stage in pytest_passes(args, browser=browser is not None or platform.system() != "Linux"):
         stage = [[(title, dict(env, **extra), pytest_args) for title, env, pytest_args in lane]
                  for lane in lanes(stage)]
-        done.append(run_side_by_side([python, "-m", "pytest"], stage, args.extra))
+        # Each pass ends with its slowest tests: where the time went, in every log (CI's too).
+        durations = [] if any(a.startswith("--durations") for a in args.extra) else ["--durations=15"]
+        done.append(run_side_by_side([python, "-m", "pytest"], stage, durations + args.extra))
     if sum(len(stage) for stage in done) > 1:
         say("== %d passes in %.0f s:" % (sum(len(stage) for stage in done), time.monotonic() - start))
         for stage in done:
