@@ -137,7 +137,8 @@ def _lesson(path: Path, question_ids, executed: bool = False) -> Path:
 def _widget(page):
     """The question drawn by the widget (its page form, `.course-concept-out`, is not shown)."""
     root = page.locator(".jp-OutputArea-output .course-concept").first
-    root.wait_for(timeout=60_000)
+    # A saved widget draws in 18 s alone; beside the whole suite (load 10) it took over 60 s.
+    root.wait_for(timeout=150_000)
     assert page.locator(".jp-OutputArea-output .course-concept-out").count() == 0, \
         "JupyterLab showed the page form, not the widget"
     return root
