@@ -812,16 +812,18 @@ def cmd_test(args):
                  for lane in lanes(stage)]
         # Each pass ends with its slowest tests: where the time went, in every log (CI's too).
         durations = [] if any(a.startswith("--durations") for a in args.extra) else ["--durations=15"]
-        done.append(run_side_by_side([python, "-m", "pytest"], stage, durations + args.extra))
+        ran = run_side_by_side([python, "-m", "pytest"], stage, durations + args.extra)
+        where = ["" if not k else " (side by side with the pass above)" if not i
+                 else " (after the pass above, beside the first)" for k, lane in enumerate(stage) for i in range(len(lane))]
+        done.append([(title, status, seconds, w) for (title, status, seconds), w in zip(ran, where)])
     if sum(len(stage) for stage in done) > 1:
         say("== %d passes in %.0f s:" % (sum(len(stage) for stage in done), time.monotonic() - start))
         for stage in done:
-            for k, (title, status, seconds) in enumerate(stage):
-                say("   %5.0f s  exit %d  %s%s" % (seconds, status, short_title(title),
-                                                   " (side by side with the pass above)" if k else ""))
+            for title, status, seconds, w in stage:
+                say("   %5.0f s  exit %d  %s%s" % (seconds, status, short_title(title), w))
     for line in not_run(args, browser):
         say("   " + line)
-    failed = [status for stage in done for _, status, _ in stage if status]
+    failed = [status for stage in done for _, status, _, _ in stage if status]
     reached = network_attempts()
     if reached:
         say("== FAILED: a lesson's kernel in the nbval pass tried to reach the network "

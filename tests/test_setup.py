@@ -630,3 +630,20 @@ def test_the_nbval_pass_is_guarded_against_the_network(tmp_path, monkeypatch):
                          encoding="utf-8", timeout=60)
     assert "refused" in out.stdout, out.stdout + out.stderr
     assert "192.0.2.1" in course.network_attempts()
+
+
+def test_the_summary_says_where_each_pass_ran(monkeypatch, capsys):
+    """`test --lesson 05`'s last lines: nbval ran after the checkers, beside the browser pass."""
+    monkeypatch.setattr(course, "ensure_browser", lambda args: "/usr/bin/chromium")
+    monkeypatch.setattr(course, "ensure_environment", lambda *a, **k: sys.executable)
+    monkeypatch.setattr(course, "network_attempts", lambda: "")
+    monkeypatch.setattr(course, "not_run", lambda args, browser: [])
+    monkeypatch.setattr(course, "run_side_by_side", lambda program, stage, extra: [
+        (title, 1 if "nbval" in title else 0, 2.0) for lane in course.lanes(stage) for title, _, _ in lane])
+    assert course.main(["test", "--lesson", "05"]) == 1                 # nbval "failed": the run fails
+    lines = [l.strip() for l in capsys.readouterr().out.splitlines() if " s  exit " in l]
+    assert len(lines) == 3, lines
+    assert lines[0].endswith("its student version in JupyterLab and headless Chromium")
+    assert lines[1].endswith("its checkers (side by side with the pass above)")
+    assert lines[2].startswith("2 s  exit 1") and lines[2].endswith(
+        "nbval on a simulated other machine (after the pass above, beside the first)")
