@@ -699,10 +699,15 @@ def pytest_passes(args, system=None, cores=None, browser=True):
                  [p.relative_to(ROOT).as_posix() for p in lesson_notebooks(lessons)])
     last = [] if lessons else [[quiet]]            # no timing claim belongs to one lesson
     if lessons:
-        # A few tests a pass: one process each, no xdist workers (each worker collected the whole
-        # suite again, about 20 s of CPU apiece). Each pass still keeps its own network-guard log
-        # and progress file (tests/conftest.py reads COURSE_TEST_PASS where there is no worker).
-        first = (first[0], dict(first[1], COURSE_TEST_PASS="browser"), first[2])
+        # The checkers' pass: one process, no xdist worker (a worker collects the whole suite
+        # again, about 20 s of CPU); it keeps its own network-guard log and progress file
+        # (tests/conftest.py reads COURSE_TEST_PASS where there is no worker). The browser pass
+        # keeps two workers, a file each: lesson 02's screen reader (250-280 s) runs beside its
+        # other browser tests (190 s) instead of after them (436 s in one process).
+        if cores >= 2 and system == "Linux" and browser:
+            first = first[:2] + (first[2] + workers(2, "browser"),)
+        else:
+            first = (first[0], dict(first[1], COURSE_TEST_PASS="browser"), first[2])
         every_other = (every_other[0], dict(every_other[1], COURSE_TEST_PASS="other"), every_other[2])
         # nbval follows the checkers' pass in its lane, beside the rest of the browser pass
         # (lesson 05: 139 s browser, 84 s checkers, then 45 s nbval: 185 s one stage after the other).
