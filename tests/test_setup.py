@@ -294,27 +294,6 @@ def test_passes_side_by_side_run_at_once_and_report_in_order(tmp_path, monkeypat
     assert (tmp_path / "test-artifacts" / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 2.0"
 
 
-def test_a_lane_runs_its_passes_one_after_another_beside_the_first(tmp_path, monkeypatch, capfd):
-    """`test --lesson`: nbval follows the checkers' pass in its lane while the browser pass
-    still runs; the stage takes as long as its longest lane."""
-    monkeypatch.setattr(course, "ROOT", tmp_path)
-    stage = [("browser: slow", {}, ["-c", FAKE_PASS, "3.0", "0"]),
-             [("checkers: quick", {}, ["-c", FAKE_PASS, "1.0", "0"]),
-              ("nbval: after them", {}, ["-c", FAKE_PASS, "1.5", "1"])]]
-    t0 = time.monotonic()
-    done = course.run_side_by_side([sys.executable], stage, [])
-    took = time.monotonic() - t0
-    assert took < 4.4, f"the lane did not run beside the first pass: {took:.1f} s for 3 s beside 1 + 1.5 s"
-    assert [(t, s) for t, s, _ in done] == [("browser: slow", 0), ("checkers: quick", 0), ("nbval: after them", 1)]
-    assert 1.5 <= done[2][2] < 3.0 and 1.0 <= done[1][2] < 2.5, done
-    out = capfd.readouterr().out
-    assert out.index("== then, beside it: nbval: after them") < out.index("pass 3.0")   # started before the first ended
-    assert out.index("== nbval: after them (after the pass above") < out.index("pass 1.5")
-    logs = tmp_path / "test-artifacts"
-    assert (logs / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 1.0"
-    assert (logs / "test-pass-1-1.log").read_text(encoding="utf-8").strip() == "pass 1.5"
-
-
 def test_readme_makefile_and_ci_run_the_same_commands():
     readme, makefile, ci = _text("README.md"), _text("Makefile"), _text(".ci/run")
     for command in ("lab", "test"):
@@ -506,7 +485,7 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
     """`test --lesson 05`: the browser, its other tests and nbval of that notebook alone, with
     --lesson for tests/conftest.py to keep that lesson's tests (tests/test_lesson_selection.py)."""
     args = course.parser().parse_args(["test", "--lesson", "5"])
-    [(first, (beside, other))] = course.pytest_passes(args, system="Linux", cores=2)   # nbval after the checkers
+    (first, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)   # nbval alone, after
     assert first[2][:5] == ["tests", "-m", "browser", "--lesson", "05"] and first[1] == {}
     assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]      # lesson 02's screen reader beside the rest
     assert beside[1] == dict(course.NON_UTF8, COURSE_TEST_PASS="other")
@@ -518,7 +497,7 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
         "lesson 05: its student version in JupyterLab and headless Chromium", "lesson 05: its checkers",
         "lesson 05: nbval on a simulated other machine"]
     args = course.parser().parse_args(["test", "--lesson", "02,05"])
-    [(_, (_, other))] = course.pytest_passes(args, system="Linux", cores=2)
+    _, (other,) = course.pytest_passes(args, system="Linux", cores=2)
     assert other[2] == ["notebooks/02_attention.ipynb", "notebooks/05_transformer_block.ipynb"]
     with pytest.raises(course.CourseError, match="no such lesson 13 .the lessons: 00, 01"):
         course.lesson_numbers("13")
@@ -634,17 +613,16 @@ def test_the_nbval_pass_is_guarded_against_the_network(tmp_path, monkeypatch):
 
 
 def test_the_summary_says_where_each_pass_ran(monkeypatch, capsys):
-    """`test --lesson 05`'s last lines: nbval ran after the checkers, beside the browser pass."""
+    """`test --lesson 05`'s last lines: the checkers beside the browser pass, nbval after them."""
     monkeypatch.setattr(course, "ensure_browser", lambda args: "/usr/bin/chromium")
     monkeypatch.setattr(course, "ensure_environment", lambda *a, **k: sys.executable)
     monkeypatch.setattr(course, "network_attempts", lambda: "")
     monkeypatch.setattr(course, "not_run", lambda args, browser: [])
     monkeypatch.setattr(course, "run_side_by_side", lambda program, stage, extra: [
-        (title, 1 if "nbval" in title else 0, 2.0) for lane in course.lanes(stage) for title, _, _ in lane])
+        (title, 1 if "nbval" in title else 0, 2.0) for title, _, _ in stage])
     assert course.main(["test", "--lesson", "05"]) == 1                 # nbval "failed": the run fails
     lines = [l.strip() for l in capsys.readouterr().out.splitlines() if " s  exit " in l]
     assert len(lines) == 3, lines
     assert lines[0].endswith("its student version in JupyterLab and headless Chromium")
     assert lines[1].endswith("its checkers (side by side with the pass above)")
-    assert lines[2].startswith("2 s  exit 1") and lines[2].endswith(
-        "nbval on a simulated other machine (after the pass above, beside the first)")
+    assert lines[2].startswith("2 s  exit 1") and lines[2].endswith("nbval on a simulated other machine")
