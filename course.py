@@ -701,8 +701,8 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         # The checkers' pass: one process, no xdist worker (a worker collects the whole suite
         # again, about 20 s of CPU); it keeps its own network-guard log and progress file
         # (tests/conftest.py reads COURSE_TEST_PASS where there is no worker). The browser pass
-        # keeps two workers, a file each: lesson 02's screen reader (250-280 s) runs beside its
-        # other browser tests (190 s) instead of after them (436 s in one process).
+        # keeps two workers, a file each: lesson 02's screen reader (about 250 s) beside its other
+        # browser tests (lesson 02: 412 s with two workers, 436 s in one process).
         if cores >= 2 and system == "Linux" and browser:
             first = first[:2] + (first[2] + workers(2, "browser"),)
         else:
@@ -799,17 +799,16 @@ def cmd_test(args):
         stage = [(title, dict(env, **extra), pytest_args) for title, env, pytest_args in stage]
         # Each pass ends with its slowest tests: where the time went, in every log (CI's too).
         durations = [] if any(a.startswith("--durations") for a in args.extra) else ["--durations=15"]
-        ran = run_side_by_side([python, "-m", "pytest"], stage, durations + args.extra)
-        done.append([(title, status, seconds, " (side by side with the pass above)" if k else "")
-                     for k, (title, status, seconds) in enumerate(ran)])
+        done.append(run_side_by_side([python, "-m", "pytest"], stage, durations + args.extra))
     if sum(len(stage) for stage in done) > 1:
         say("== %d passes in %.0f s:" % (sum(len(stage) for stage in done), time.monotonic() - start))
         for stage in done:
-            for title, status, seconds, w in stage:
-                say("   %5.0f s  exit %d  %s%s" % (seconds, status, short_title(title), w))
+            for k, (title, status, seconds) in enumerate(stage):
+                say("   %5.0f s  exit %d  %s%s" % (seconds, status, short_title(title),
+                                                   " (side by side with the pass above)" if k else ""))
     for line in not_run(args, browser):
         say("   " + line)
-    failed = [status for stage in done for _, status, _, _ in stage if status]
+    failed = [status for stage in done for _, status, _ in stage if status]
     reached = network_attempts()
     if reached:
         say("== FAILED: a lesson's kernel in the nbval pass tried to reach the network "
