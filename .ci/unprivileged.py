@@ -51,16 +51,18 @@ LEFT_TO_ROOT = {
         "tests/test_recall.py", "tests/test_rnn.py", "tests/test_rotary.py", "tests/test_stacks.py",
         "tests/test_toy_tasks.py", "tests/test_training.py", "tests/test_translation.py",
         "tests/test_translation_exercises.py", "tests/test_bench_char_gpt.py",
-        "tests/test_checker_demo_and_crashes.py"],
+        "tests/test_checker_demo_and_crashes.py", "tests/test_hint_truth.py"],
     "draws figures and drives widgets in memory (matplotlib's Agg, ipywidgets without a front "
     "end) or reads the pixels of the saved ones: nothing an account changes": [
         "tests/test_viz_*.py", "tests/test_widgets_*.py", "tests/test_figure_descriptions.py",
-        "tests/test_colour_words.py"],
+        "tests/test_colour_words.py", "tests/test_figure_text.py", "tests/test_captions.py",
+        "tests/test_speak.py"],
     "reads the repository's own files (lessons, sources, guide, requirements, the chart's "
     "schema) and checks their text: a fresh clone is its account's own, readable the same": [
         "tests/test_environment.py", "tests/test_instructor_guide.py", "tests/test_notebook_a11y.py",
         "tests/test_glossary.py", "tests/test_ci_selection.py",
-        "tests/test_package_layout.py", "tests/test_portable_code.py", "tests/test_hub_kubernetes.py"],
+        "tests/test_package_layout.py", "tests/test_portable_code.py", "tests/test_hub_kubernetes.py",
+        "tests/test_math_words.py"],
     "reads the pretrained weights and the corpus from the environment the account's own set-up "
     "installed (tests/test_setup.py and the set-up itself run here): the same bytes, and then "
     "computes in memory": [
@@ -87,6 +89,9 @@ LEFT_TO_ROOT = {
     "(saving and reloading them in JupyterLab runs here)": ["tests/test_bertviz_views.py"],
     "a benchmark's smoke test: lesson 00's explorer timed in the same server and browser that "
     "lesson 08's test runs here": ["tests/test_widget_latency_bench.py"],
+    "what Orca says of lesson 02 is the page's markup and the screen reader's rules, which no "
+    "account changes (about 4.5 minutes: its JupyterLab and Chromium as the account are lesson "
+    "08's browser test, run here)": ["tests/test_screen_reader.py"],
 }
 
 
