@@ -62,17 +62,17 @@ QUESTIONS = [
         [
             Option("Your function is still the stub that raises `NotImplementedError`; the lesson "
                    "carries on with the course's own code.",
-                   "Right: ⏳ means the check found the stub. Replace it with your code, run that cell, "
-                   "then the check again.", right=True),
+                   "Right: ⏳ *not solved yet* means the check found the stub. Replace it with your "
+                   "code, run that cell, then the check again.", right=True),
             Option("The check is still running: wait for it to finish.",
-                   "No: the check has finished when it prints. ⏳ is its verdict on a stub, not a "
-                   "progress sign — see the legend in §4."),
+                   "No: the check has finished when it prints. ⏳ *not solved yet* is its verdict on "
+                   "a stub, not a progress sign — see the legend in §4."),
             Option("Your answer is wrong.",
                    "No: a wrong answer gets ❌ *not right yet*, with the likely mistake (the next "
-                   "cells show two). ⏳ means there is no answer yet."),
+                   "cells show two). ⏳ *not solved yet* means there is no answer yet."),
             Option("Your code raised an error.",
                    "No: an error in your code gets 💥 *crashed*, with the line where it happened. "
-                   "⏳ means the stub is still there."),
+                   "⏳ *not solved yet* means the stub is still there."),
         ],
         verify=_verify_hourglass,
     ),
@@ -91,8 +91,8 @@ QUESTIONS = [
                    "No: with `keepdim=True` the column means have shape $(1, d)$, which broadcasts "
                    "against $(n, d)$. It runs, and computes the wrong thing."),
             Option("⏳ not solved yet.",
-                   "No: ⏳ is only for the stub. Here there is a function, and it gives an answer — "
-                   "the wrong one."),
+                   "No: ⏳ *not solved yet* is only for the stub. Here there is a function, and it "
+                   "gives an answer — the wrong one."),
         ],
         reveal="3d811b7a",
         verify=_verify_column_mean,
