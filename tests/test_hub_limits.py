@@ -274,22 +274,31 @@ def test_a_runaway_student_leaves_the_class_its_machine(hub):
     ping.start()
     saved_autogroup = AUTOGROUP.read_text(encoding="ascii").strip() if AUTOGROUP.exists() else None
     times: dict[str, list[float]] = {}
+    t0, phases = time.monotonic(), {}            # where the test's time goes, printed below
+
+    def phase(name):
+        phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 1)
+
     try:
         # Bob alone, autogroup on and off.
         for setting in ("1", "0"):
             if saved_autogroup is not None:
                 AUTOGROUP.write_text(setting, encoding="ascii")
             times[f"alone, autogroup {setting}"] = [_bob_lesson(hub)]
+        phase("bob alone")
 
         # Alice's memory: three kernels of 2.5 GB each, under 4 GB one by one, over it together.
         kernels = [client.Kernel(hub.url, "alice", alice_token) for _ in range(3)]
+        phase("alice's three kernels started")
         for k in kernels:
             k.run("block = b'x' * (5 * 2**29)\nprint('holding', len(block) >> 20, 'MB')")
+        phase("alice's 2.5 GB blocks")
         events = _groups(hub, "alice")[1] / "memory.oom_control"
         kills = limit_notice.oom_kills(events)
         assert kills >= 1, events.read_text(encoding="ascii")
         # The kernels the limit stopped restart empty; the first cell run in one says why.
         time.sleep(5)                  # the server notices a stopped kernel within 3 s
+        phase("a stopped kernel noticed")
         after = []
         for k in kernels:
             k.settle()
@@ -297,6 +306,7 @@ def test_a_runaway_student_leaves_the_class_its_machine(hub):
             k.close()
         assert sum("False" in t for t in after) == kills, after
         assert any(f"memory limit of {MEM_LIMIT_GB} GB" in t for t in after), after
+        phase("her stopped kernels restarted, told why")
         told = client.Kernel(hub.url, "alice", alice_token)
         # A file written until refused.
         wrote = told.run("import os\ntry:\n    with open('big.bin', 'wb') as f:\n"
@@ -317,12 +327,14 @@ def test_a_runaway_student_leaves_the_class_its_machine(hub):
         assert tasks <= PIDS_LIMIT
         bob_peak = (_groups(hub, "bob")[2] / "pids.peak")
         bob_tasks = int(bob_peak.read_text(encoding="ascii")) if bob_peak.exists() else None
+        phase("alice's file, loops and processes")
 
         # Bob again, alice's loops running, autogroup on and off.
         for setting in ("1", "0"):
             if saved_autogroup is not None:
                 AUTOGROUP.write_text(setting, encoding="ascii")
             times[f"with alice, autogroup {setting}"] = [_bob_lesson(hub)]
+        phase("bob beside alice")
         # For comparison only (not asserted): the same without alice's CPU quota.
         quota = _groups(hub, "alice")[0] / "cpu.cfs_quota_us"
         kept = quota.read_text(encoding="ascii").strip()
@@ -331,6 +343,7 @@ def test_a_runaway_student_leaves_the_class_its_machine(hub):
             times["with alice, no CPU quota, autogroup 0"] = [_bob_lesson(hub)]
         finally:
             quota.write_text(kept, encoding="ascii")
+        phase("bob beside alice without her quota")
     finally:
         if saved_autogroup is not None:
             AUTOGROUP.write_text(saved_autogroup, encoding="ascii")
@@ -339,7 +352,7 @@ def test_a_runaway_student_leaves_the_class_its_machine(hub):
     ratios = {s: times[f"with alice, autogroup {s}"][0] / times[f"alone, autogroup {s}"][0]
               for s in ("1", "0")}
     uncapped = times["with alice, no CPU quota, autogroup 0"][0] / times["alone, autogroup 0"][0]
-    print(json.dumps({"seconds": times, "ratios": ratios, "ratio without alice's quota": uncapped, "hub pings": ping.n,
+    print(json.dumps({"seconds": times, "ratios": ratios, "ratio without alice's quota": uncapped, "phases s": phases, "hub pings": ping.n,
                       "slowest ping s": round(ping.slowest, 2), "alice tasks": tasks,
                       "bob's peak tasks (server and a lesson's kernel)": bob_tasks}, indent=1))
     assert max(ratios.values()) <= 1.5, (ratios, times)

@@ -185,7 +185,7 @@ def test_lesson_02_with_orca():
     log: list[str] = []
 
     def note(step, words):
-        log.append(f"[{step}] " + " | ".join(words))
+        log.append(f"{time.monotonic() - started:5.0f} s [{step}] " + " | ".join(words))   # where the time goes
         return words
 
     export_dir = Path(tempfile.mkdtemp(prefix="course-orca-export-"))
