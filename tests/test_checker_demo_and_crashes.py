@@ -56,18 +56,41 @@ def test_demo_is_restored_after_an_error(progress_file):
 # ---------------------------------------------------------------- crashes name their inputs
 
 def test_a_crash_names_the_inputs_the_checker_used():
+    """Issue 44 §3: the smallest input that crashes, written out, with the learner's line."""
     def layer_norm(x, gamma, beta, eps):
         return x.mean(dim=5)
+    v = framework.REGISTRY["layer_norm"].verdict(layer_norm)
+    assert v.status == CRASHED
+    assert "fails on a small input (x = [[1, 3]], gamma = [1, 1], beta = [0, 0], eps = 0.01)" in v.message
+    assert "raised IndexError" in v.message and "in layer_norm — `return x.mean(dim=5)`" in v.message
+
+
+def test_a_crash_on_the_check_s_inputs_only_names_those_inputs():
+    """Code that runs on every small input and crashes on the check's: the check's input it is."""
+    def layer_norm(x, gamma, beta, eps):
+        if x.dim() > 2:
+            raise ValueError("my code takes a matrix")
+        return torch.nn.functional.layer_norm(x, x.shape[-1:], gamma, beta, eps)
     v = framework.REGISTRY["layer_norm"].verdict(layer_norm)
     assert v.status == CRASHED
     assert "the checker called it with x (2, 4, 6), gamma (6,), beta (6,), eps = 0.01" in v.message
 
 
+def test_a_class_s_small_crash_names_its_constructor_sizes():
+    ex = framework.REGISTRY["self_attention"]
+    learner = type("Learner", (ex.reference,), {"forward": lambda self, x: x.no_such()})
+    v = ex.verdict(learner)
+    assert v.status == CRASHED and "fails on a small input (x (1, 2, 2)" in v.message, v.message
+    assert "your class(d_model=2, d_k=2, d_v=2)" in v.message, v.message
+
+
 def test_an_odd_model_size_is_pointed_out():
+    """On the check's input (d_model = 9) and on the smallest that crashes (d_model = 3)."""
     def sinusoidal_table(length, d_model, base):
-        return torch.zeros(length, d_model // 2).view(length, d_model)
+        return torch.zeros(length, d_model // 2, 2).view(length, d_model)   # fails when d_model is odd
     v = framework.REGISTRY["sinusoidal_table"].verdict(sinusoidal_table)
-    assert v.status == CRASHED and "d_model = 9, an odd size" in v.message, v.message
+    assert v.status == CRASHED and "d_model = 3, an odd size" in v.message, v.message
+    assert framework.describe_inputs(["length", "d_model"], (4, 9)) == "length = 4, d_model = 9, an odd size"
 
 
 def test_a_crash_in_a_module_names_the_sizes():

@@ -8,6 +8,9 @@
    right answer or the smallest input where they differ — never a recipe, never a planted hint.
 4. Every property holds for the reference and every valid alternative (a property that a right
    answer breaks would blame a right line).
+5. A planted mistake is matched by what it computes: one that crashes on every trial runs on a
+   probe, and code that crashes like it for another reason never gets its hint; only a mistake whose
+   error names it (`Mistake.by_error`) is matched by its error alone.
 """
 import math
 
@@ -18,7 +21,7 @@ from torch import nn
 
 import course_lib.exercises  # noqa: F401  (fills the registry)
 from course_lib.exercises import framework
-from course_lib.exercises.framework import WRONG
+from course_lib.exercises.framework import CRASHED, WRONG
 
 EXERCISES = sorted(framework.REGISTRY.values(), key=lambda e: e.name)
 
@@ -458,17 +461,214 @@ UNLISTED = {
 }
 
 
-@pytest.mark.parametrize("name, cid, fn, words", [(n, c, f, w) for n, cases in UNLISTED.items()
-                                                  for c, f, w in cases],
-                         ids=[f"{n}-{c}" for n, cases in UNLISTED.items() for c, _, _ in cases])
-def test_an_unlisted_mistake_gets_a_property_or_a_counterexample(name, cid, fn, words):
+# ------------------------------------------------- slips that crash like a planted mistake does
+
+def _cross_scores_transposed(x, memory, w_q, w_k, w_v, src_mask):
+    """Projections right, only the scores transposed: the mask no longer fits, with the same error
+    as keys taken from x."""
+    q, k, v = x @ w_q, memory @ w_k, memory @ w_v
+    s = k @ q.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    s = s.masked_fill(~src_mask[:, None, :], float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def _decoder_residual_from_memory(self, x, memory, self_mask, cross_mask):
+    """The cross-attention called right; its residual adds memory, not h₁."""
+    x = self.norm1(x + self.self_attn(x, mask=self_mask))
+    x = self.norm2(self.cross_attn(x, memory, mask=cross_mask) + memory)
+    return self.norm3(x + self.ffn(x))
+
+
+def _rnn_h0_per_position(x, W, U, b):
+    """x[:, t] is right; h₀ has one row per *position*: the sum fails as x[t] would make it fail."""
+    h, states = torch.zeros(x.shape[1], W.shape[0]), []
+    for t in range(x.shape[1]):
+        h = torch.tanh(x[:, t] @ U.T + h @ W.T + b)
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _generate_cropped_one_too_long(model, tokens, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    from course_lib.nn.decoding import next_token_probs
+    for _ in range(max_new_tokens):
+        logits = model(tokens[:, -(model.max_len + 1):])[:, -1, :]        # cropped, one too long
+        if temperature == 0:
+            nxt = logits.argmax(-1, keepdim=True)
+        else:
+            nxt = torch.multinomial(next_token_probs(logits, temperature, top_k), 1, generator=generator)
+        tokens = torch.cat([tokens, nxt], dim=1)
+    return tokens
+
+
+def _grad_of_a_vector(rnn, x, h0):
+    h0 = h0.clone().requires_grad_()
+    L = rnn(x, h0)[:, -1]                    # the sum forgotten: L is a vector
+    (g,) = torch.autograd.grad(L, h0)
+    return g.norm()
+
+
+def _cached_k_not_transposed(q, k_new, v_new, k_cache, v_cache):
+    k, v = torch.cat((k_cache, k_new), 2), torch.cat((v_cache, v_new), 2)
+    return torch.softmax(q @ k / math.sqrt(q.shape[-1]), -1) @ v, k, v
+
+
+# exercise name -> [(id, learner's function, words its message must hold, words it must not hold)]
+CRASHING = {
+    "cross_attention": [
+        ("scores-transposed", _cross_scores_transposed,
+         ["fails on a small input", "raised RuntimeError", "s.masked_fill(~src_mask[:, None, :]"],
+         ["does not fit your scores", "Keys from x", "queries and keys/values are swapped"]),
+    ],
+    "decoder_layer": [
+        ("residual-from-memory", _subclass("decoder_layer", _decoder_residual_from_memory),
+         ["raised RuntimeError", "+ memory)"], ["swapped", "x_q, x_kv"]),
+    ],
+    "rms_norm": [
+        ("sum-without-keepdim", lambda x, g, e: x / torch.sqrt(x.pow(2).sum(-1) + e) * g,
+         ["fails on a small input", "x.pow(2).sum(-1)"], ["x.pow(2).mean(dim=-1)", "without keepdim=True"]),
+    ],
+    "rnn_forward": [
+        ("h0-per-position", _rnn_h0_per_position, ["raised RuntimeError", "x[:, t] @ U.T + h @ W.T"],
+         ["x[t] is sequence t"]),
+    ],
+    "merge_heads": [
+        ("view-after-transpose-2-3", lambda x: x.transpose(2, 3).view(x.shape[0], x.shape[2], -1),
+         ["raised RuntimeError", "transpose(2, 3)"], ["after transpose(1, 2) the numbers"]),
+    ],
+    "generate": [
+        ("cropped-one-too-long", _generate_cropped_one_too_long, ["raised ValueError", "length 9"],
+         ["you fed the whole sequence"]),
+    ],
+    "grad_norm": [
+        ("gradient-of-a-vector", _grad_of_a_vector, ["raised RuntimeError", "scalar outputs"],
+         ["h0.grad is None"]),
+    ],
+    "cached_attention_step": [
+        ("keys-not-transposed", _cached_k_not_transposed, ["fails on a small input", "raised RuntimeError"],
+         ["the cache grows along"]),
+    ],
+    "softmax": [
+        ("max-of-each-column", lambda s: (lambda e: e / e.sum(dim=-1, keepdim=True))(
+            torch.exp(s - s.max(dim=0, keepdim=True).values)),
+         ["small input", "[[0, 1]]", "[[0.5, 0.5]]"], ["contains NaN"]),
+    ],
+}
+for _name, _cases in CRASHING.items():
+    UNLISTED[_name] = UNLISTED.get(_name, []) + _cases
+
+
+def _cases():
+    for name, cases in UNLISTED.items():
+        for case in cases:
+            cid, fn, words, *rest = case
+            yield name, cid, fn, words, (rest[0] if rest else [])
+
+
+@pytest.mark.parametrize("name, cid, fn, words, not_words", list(_cases()),
+                         ids=[f"{n}-{c}" for n, c, *_ in _cases()])
+def test_an_unlisted_mistake_gets_a_property_or_a_counterexample(name, cid, fn, words, not_words):
+    """Past the planted list: a failed property, a smallest counterexample, or — for code that
+    crashes — the crash on the smallest input that crashes, with the learner's line. Never a
+    planted hint, never a recipe; the words a slip must not be told are the planted hints' claims
+    about code it did not write."""
     ex = framework.REGISTRY[name]
     v = ex.verdict(fn)
-    assert v.status == WRONG, v.message
+    assert v.status in (WRONG, CRASHED), v.message
     assert v.message not in {m.hint for m in ex.mistakes}, v.message
     assert not any(w in v.message for w in RECIPE_WORDS), v.message
     for w in words:
         assert w in v.message, v.message
+    for w in not_words:
+        assert w not in v.message, v.message
+
+
+# ------------------------------------------------ crash-only planted mistakes (issue 44 §1)
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[e.name for e in EXERCISES])
+def test_a_mistake_matched_by_its_error_alone_is_marked(ex):
+    """A planted mistake that crashes on every input of its check (trials and probes) can only be
+    matched by its error text: it must say that its error names it (by_error); one that says so
+    must crash everywhere (else a probe matches it by its numbers, and the flag is moot)."""
+    inputs = ex._inputs()
+    for i, mistake in enumerate(ex.mistakes):
+        crashes = all(ex._call(mistake.fn, args).error is not None for args in inputs)
+        assert crashes == mistake.by_error, (
+            f"{ex.name} mistake {i} crashes on every input of the check: give the checker a probe on "
+            f"which it runs, or mark it by_error if its error names it" if crashes else
+            f"{ex.name} mistake {i} is marked by_error but runs on some input")
+
+
+def _elsewhere(out):
+    """Another output of the same kind: a float tensor (or a tuple's first) shifted by 1."""
+    if isinstance(out, (tuple, list)):
+        return type(out)([_elsewhere(out[0]), *out[1:]])
+    return out + 1 if isinstance(out, torch.Tensor) else out
+
+
+def _crashes_alike_elsewhere_different(fn):
+    """Code that raises exactly what `fn` raises wherever it raises, and computes something else
+    wherever it runs: a slip that crashes like a planted mistake, for another reason."""
+    if isinstance(fn, type):
+        return type("CrashesAlike", (fn,), {"forward": lambda self, *a: _elsewhere(fn.forward(self, *a))})
+    return lambda *a: _elsewhere(fn(*a))
+
+
+def _crash_only_on_trials():
+    """(exercise, i, mistake) for each planted mistake, not marked by_error, that crashes on every
+    random trial of its check (the probes left out: they are what lets it run)."""
+    found = []
+    for ex in EXERCISES:
+        trials = ex._inputs()[:ex.trials]      # the whole _inputs(): lesson 06's settings cycle round
+        found += [(ex, i, m) for i, m in enumerate(ex.mistakes)
+                  if not getattr(m, "by_error", False) and all(ex._call(m.fn, a).error is not None for a in trials)]
+    return found
+
+
+CRASH_ONLY_ON_TRIALS = _crash_only_on_trials()
+
+
+@pytest.mark.parametrize("ex, i, mistake", CRASH_ONLY_ON_TRIALS,
+                         ids=[f"{ex.name}-mistake{i}" for ex, i, _ in CRASH_ONLY_ON_TRIALS])
+def test_a_crash_only_hint_is_never_given_to_code_that_crashes_for_another_reason(ex, i, mistake):
+    """Issue 44 §1: a planted mistake that crashes on every random trial (24 of them before this
+    test) was matched by its error text alone, so any code raising that text got its hint — scores
+    transposed with the right keys were told their keys came from x. Such code crashes exactly
+    where the mistake crashes and differs where it runs (the probes): it must not get the hint."""
+    assert ex.verdict(mistake.fn).message == mistake.hint        # the mistake itself still does
+    v = ex.verdict(_crashes_alike_elsewhere_different(mistake.fn))
+    assert v.status in (WRONG, CRASHED) and v.message != mistake.hint, v.message
+
+
+def test_the_three_reported_slips_get_no_planted_hint():
+    """The audit's three counterexamples, with the words of the hints they used to get."""
+    def rms_norm(x, gamma, eps):
+        return x / torch.sqrt(x.pow(2).sum(-1) + eps) * gamma
+
+    cases = {"cross_attention": (_cross_scores_transposed, "src_mask[:, None, :] does not fit"),
+             "decoder_layer": (_subclass("decoder_layer", _decoder_residual_from_memory), "swapped"),
+             "rms_norm": (rms_norm, "x.pow(2).mean(dim=-1)")}
+    for name, (fn, old) in cases.items():
+        v = framework.REGISTRY[name].verdict(fn)
+        assert v.status == CRASHED and old not in v.message and "raised RuntimeError" in v.message, v.message
+
+
+# ----------------------------------------------------------------- NaN after the properties
+
+def test_nan_is_named_after_a_property_or_a_counterexample():
+    """Issue 44 §2: a softmax that subtracts each column's max is NaN on the check's row of -60s,
+    and plainly wrong on [[0, 1]]: the small input says more than the NaN."""
+    v = framework.REGISTRY["softmax"].verdict(
+        lambda s: (lambda e: e / e.sum(dim=-1, keepdim=True))(torch.exp(s - s.max(dim=0, keepdim=True).values)))
+    assert v.status == WRONG and "contains NaN" not in v.message and "[[0.5, 0.5]]" in v.message, v.message
+
+
+def test_a_nan_nothing_else_explains_is_located():
+    """Right everywhere but where a score is above 80: no planted mistake, property or small input
+    shows it, so the message says where the NaN is and on which input."""
+    v = framework.REGISTRY["softmax"].verdict(
+        lambda s: torch.softmax(s, -1) + torch.where(s > 80, float("nan"), 0.0))
+    assert v.status == WRONG and "`weights` contains NaN values: weights[" in v.message, v.message
+    assert "on the check's input (scores (5, 7))" in v.message, v.message
 
 
 def test_every_checker_has_unlisted_mistakes_tried():
@@ -520,3 +720,15 @@ def test_a_property_that_cannot_be_evaluated_says_nothing():
         return x - x.median(dim=-1, keepdim=True).values
     v = framework.REGISTRY["center_rows"].verdict(center_rows)
     assert v.status == WRONG and v.message, v.message
+
+
+def test_h0_marked_after_the_forward_pass_is_told_so():
+    """A by_error hint where it is true: h0.requires_grad_() after rnn(x, h0) leaves h0.grad None,
+    which is what the hint says ("marked before the forward pass")."""
+    def grad_norm(rnn, x, h0):
+        L = rnn(x, h0)[:, -1].sum()
+        h0.requires_grad_()
+        L.backward()
+        return h0.grad.norm()
+    from course_lib.exercises.lesson01 import NO_REQUIRES_GRAD_HINT
+    assert framework.REGISTRY["grad_norm"].verdict(grad_norm).message == NO_REQUIRES_GRAD_HINT

@@ -42,8 +42,9 @@ def test_a_crash_in_self_attention_names_the_weights_it_was_given():
             return self.w_q(x) @ self.w_v(x)        # (n, d_k) @ (n, d_v): does not fit
 
     message = SELF_ATTENTION.verdict(Broken).message
-    assert "argument 2" not in message and "self.w_q (4, 7), self.w_k (4, 7), self.w_v (5, 7)" in message, message
-    assert "x (2, 6, 7) (batch, n, d_model)" in message and "d_model=7, d_k=4, d_v=5" in message, message
+    # The smallest input it crashes on (issue 44 §3), described as the check describes its inputs.
+    assert "argument 2" not in message and "self.w_q (2, 3), self.w_k (2, 3), self.w_v (2, 3)" in message, message
+    assert "x (1, 3, 3) (batch, n, d_model)" in message and "d_model=3, d_k=2, d_v=2" in message, message
 
 
 # ---- issue 38 §3: one naming (w_q, as the library's layers), a bias is not silently zeroed,

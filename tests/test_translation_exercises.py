@@ -55,9 +55,13 @@ def test_the_library_greedy_decoder_stops_early_but_agrees_until_eos():
 
 
 def test_cross_attention_trials_tell_target_from_source():
-    # n_tgt ≠ n_src: queries and keys/values swapped give another number of rows.
-    for x, memory, *_ in framework.REGISTRY["cross_attention"]._inputs():
+    # n_tgt ≠ n_src on the random trials: queries and keys/values swapped give another number of
+    # rows. The probe after them has n_tgt = n_src, where the swaps that crash on the trials run.
+    ex = framework.REGISTRY["cross_attention"]
+    inputs = ex._inputs()
+    for x, memory, *_ in inputs[:ex.trials]:
         assert x.shape[1] != memory.shape[1]
+    assert any(x.shape[1] == memory.shape[1] for x, memory, *_ in inputs[ex.trials:])
 
 
 # ---- issue 29 §2: wrong answers a learner wrote, each named in the lesson's notation

@@ -98,9 +98,22 @@ def describe_small(names, args) -> str:
     for n, a in zip(names, args):
         if isinstance(a, torch.Tensor) and a.numel() > _SHOWN:
             parts.append(f"{n} of shape {tuple(a.shape)}")
+        elif isinstance(a, torch.nn.Module):
+            params = list(a.named_parameters())
+            if params and sum(p.numel() for _, p in params) <= _SHOWN:
+                parts.append(f"{n}: {type(a).__name__} with "
+                             + ", ".join(f"{k} = {fmt(p.detach())}" for k, p in params))
+            else:
+                parts.append(f"{n}: {type(a).__name__}")
         elif isinstance(a, (torch.Tensor, int, float, bool, list, tuple)) or a is None:
-            parts.append(f"{n} = {fmt(a)}")
+            odd = ", an odd size" if (isinstance(a, int) and not isinstance(a, bool)
+                                      and n.startswith("d_") and a % 2) else ""
+            parts.append(f"{n} = {fmt(a)}{odd}")
     return ", ".join(parts)
+
+
+def _not_finite(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all()
 
 
 def side_by_side(got, want, names, atol: float) -> str:
@@ -122,12 +135,21 @@ def side_by_side(got, want, names, atol: float) -> str:
     return "the outputs differ"
 
 
+def _raised(res) -> str:
+    """'RuntimeError: The size of tensor a (3) … (line 2 in rms_norm — `return …`)'."""
+    where = f" ({res.where})" if getattr(res, "where", "") else ""
+    return f"{type(res.error).__name__}: {res.error}{where}"
+
+
 def smallest_counterexample(candidates, run_reference, run_learner, close, names, output_names,
-                            atol, budget_s: float = SEARCH_BUDGET_S) -> str | None:
+                            atol, budget_s: float = SEARCH_BUDGET_S, crashes_only: bool = False,
+                            show: Callable | None = None) -> str | None:
     """Try the inputs of `candidates()` (smallest first) until the learner's function differs from
     the reference; describe that input, the expected output and theirs. None when none differs
     within the time budget. `run_reference(args)` and `run_learner(args)` return the framework's
-    Result (value, error) of one call, as the check makes it."""
+    Result (value, error, where) of one call, as the check makes it. crashes_only: look for the
+    smallest input on which the learner's function raises, and for nothing else. show(args): how
+    to write an input (default: in full, `describe_small`)."""
     start = time.perf_counter()
     try:
         for args in candidates():
@@ -137,18 +159,52 @@ def smallest_counterexample(candidates, run_reference, run_learner, close, names
             if want.error is not None or want.value is None:
                 continue            # not an input the exercise allows
             got = run_learner(args)
-            shown = describe_small(names, args)
+            if getattr(got, "not_implemented", False):
+                return None
+            shown = show(args) if show is not None else describe_small(names, args)
             if got.error is not None:
-                return (f"your function fails on a small input ({shown}): it raised "
-                        f"{type(got.error).__name__}: {got.error}")
-            if got.value is None or not _same_kind(got.value, want.value):
+                return f"your function fails on a small input ({shown}): it raised {_raised(got)}"
+            if crashes_only or got.value is None or not _same_kind(got.value, want.value):
                 continue            # the kind of output is named elsewhere
             if not close(got.value, want.value, atol):
-                return (f"your function differs from the reference on this small input — {shown}: "
-                        f"{side_by_side(got.value, want.value, output_names, atol)}")
+                bad = next(((n, g) for n, g in zip(output_names, _as_tuple(got.value)) if _not_finite(g)), None)
+                lead = (f"your `{bad[0]}` contains {'NaN' if torch.isnan(bad[1]).any() else 'inf'} even on "
+                        f"this small input" if bad is not None
+                        else "your function differs from the reference on this small input")
+                return f"{lead} — {shown}: {side_by_side(got.value, want.value, output_names, atol)}"
     except Exception:   # noqa: BLE001 — the search is a courtesy; it must never fail a check
         return None
     return None
+
+
+def smallest_crash(ex, fn) -> str | None:
+    """Code that crashed on the check's inputs: the smallest of `ex.small_inputs` on which it
+    crashes too, with the error and the learner's line; None when none does (or there are none).
+    An exercise that describes its inputs itself (a class: its constructor's sizes) is described so."""
+    if ex.small_inputs is None:
+        return None
+    return smallest_counterexample(lambda: ex.small_inputs(torch.Generator().manual_seed(0)),
+                                   lambda a: ex._call(ex.reference, a), lambda a: ex._call(fn, a),
+                                   None, ex._names(), ex.output_names, ex.atol, crashes_only=True,
+                                   show=ex.describe)
+
+
+def where_not_finite(ex, inputs, runs) -> str:
+    """'`weights` contains NaN values: weights[1, 0] is nan (7 of its 35 entries are not finite) on
+    the check's input (scores (5, 7)) …' — the first output entry that is not finite."""
+    for args, res in zip(inputs, runs):
+        for name, t in zip(ex.output_names, _as_tuple(res.value)):
+            if not _not_finite(t):
+                continue
+            t = t.detach()
+            bad = ~torch.isfinite(t)
+            idx = tuple(int(i) for i in bad.nonzero()[0])
+            kind = "NaN" if torch.isnan(t).any() else "inf"
+            entry = f"{name}{_index(idx)} is {fmt(t[idx].item())}" if idx else f"it is {fmt(t.item())}"
+            return (f"`{name}` contains {kind} values: {entry} ({int(bad.sum())} of its {t.numel()} "
+                    f"entries are not finite) on the check's input ({ex._describe(args)}) — look for "
+                    f"a division by zero or exp overflow")
+    return "your output contains NaN or inf values — look for a division by zero or exp overflow"
 
 
 def check_properties(properties, trials, again) -> str | None:
@@ -245,10 +301,10 @@ def permutation_equivariant(position_axis: int, said: str, atol=1e-5, arg=0):
     return Property(test, "permutation equivariance")
 
 
-def past_the_mistakes(ex, fn, inputs, runs, expected, close) -> str:
-    """What exercise `ex` says when no planted mistake explains a wrong output of the right kind:
-    the first property of the right answer it breaks, else the smallest input where `fn` differs
-    (from `ex.small_inputs`, else the first of the check's own inputs where it differs)."""
+def explain(ex, fn, inputs, runs, expected, close, finite_only: bool = False) -> str | None:
+    """The first property of the right answer that `fn`'s outputs break, else the smallest input of
+    `ex.small_inputs` where `fn` differs; None when neither speaks. finite_only: judge properties
+    on the inputs where `fn`'s output is finite only (a NaN breaks every property alike)."""
     names = ex._names()
     run_reference = lambda a: ex._call(ex.reference, a)   # noqa: E731
 
@@ -261,7 +317,9 @@ def past_the_mistakes(ex, fn, inputs, runs, expected, close) -> str:
     properties = list(ex.properties)
     if len(names) == len(inputs[0]):     # first: "W3 is never used" says the most
         properties.insert(0, every_input_matters(names, run_reference, close, ex.atol))
-    said = check_properties(properties, [(a, r.value) for a, r in zip(inputs, runs)], again)
+    trials = [(a, r.value) for a, r in zip(inputs, runs)
+              if not (finite_only and any(_not_finite(t) for t in _as_tuple(r.value)))]
+    said = check_properties(properties, trials, again)
     if said:
         return said
     if ex.small_inputs is not None:
@@ -270,6 +328,16 @@ def past_the_mistakes(ex, fn, inputs, runs, expected, close) -> str:
                                        ex.output_names, ex.atol)
         if said:
             return said
+    return None
+
+
+def past_the_mistakes(ex, fn, inputs, runs, expected, close) -> str:
+    """What exercise `ex` says when no planted mistake explains a wrong output of the right kind:
+    the first property of the right answer it breaks, else the smallest input where `fn` differs
+    (from `ex.small_inputs`, else the first of the check's own inputs where it differs)."""
+    said = explain(ex, fn, inputs, runs, expected, close)
+    if said:
+        return said
     for args, res, want in zip(inputs, runs, expected):
         if not close(res.value, want, ex.atol):
             return (f"your function differs from the reference on the check's input "

@@ -4,9 +4,12 @@ An :class:`Exercise` knows the reference solution, how to make random inputs,
 and a list of :class:`Mistake` s. A mistake is a *planted wrong implementation*
 with its hint: when the learner's code does what a mistake does on every input of
 the check (including `probes`, shapes on which the mistakes differ from one another),
-we print that mistake's hint. The same list doubles as the test suite (tests plant
-each mistake and expect exactly its hint). Past the list, `feedback.py` names a failed
-property of the right answer, else the smallest input where the learner's code differs.
+we print that mistake's hint. A mistake is matched by what it computes: one that crashes on
+every input would be matched by its error text alone, which other slips share, so a probe must
+let it run — unless its error names it (`Mistake.by_error`). The same list doubles as the
+test suite (tests plant each mistake and expect exactly its hint). Past the list,
+`feedback.py` names a failed property of the right answer, else the smallest input where the
+learner's code differs (or crashes).
 
 A check never raises into "Run All": stubs, crashes, ``None``, wrong shapes,
 dtypes and NaNs all become a printed :class:`Verdict`.
@@ -24,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from .feedback import past_the_mistakes
+from .feedback import explain, past_the_mistakes, smallest_crash, where_not_finite
 
 OK, WRONG, TODO, CRASHED = "ok", "wrong", "todo", "crashed"
 _ICONS = {OK: "✅", WRONG: "❌", TODO: "⏳", CRASHED: "💥"}
@@ -61,10 +64,17 @@ class Verdict:
 
 @dataclass
 class Mistake:
-    """A common wrong answer: `fn` reproduces it, `hint` explains it."""
+    """A common wrong answer: `fn` reproduces it, `hint` explains it.
+
+    by_error: the mistake crashes on every valid input, and its error says what the hint says
+    (a TypeError on `torch.return_types.max`; a torch.cat along dim 0). Only then may a crash
+    that matches the error text earn the hint; any other mistake is matched on inputs where it
+    runs (tests/test_hint_truth.py holds both rules).
+    """
 
     hint: str
     fn: Callable
+    by_error: bool = False
 
 
 @dataclass
@@ -284,25 +294,29 @@ class Exercise:
         return out.value is not None and close(res.value, out.value, self.atol)
 
     def _known_mistake(self, inputs, runs) -> Mistake | None:
-        """The first planted mistake that did what the learner's code did on the check's inputs:
-        the same values on every input, or — for code that crashed — the same crash wherever it
-        crashed and the same values wherever the mistake ran. The inputs include the probes, on
-        which the planted mistakes differ from one another, so a match is a diagnosis and not a
-        coincidence (issue 44: a max without keepdim crashes like a sum without it on a 5 × 7
-        input, but not on a square one). Lazily: a mistake is dropped at its first mismatch."""
+        """The first planted mistake that did what the learner's code did on every input of the
+        check: the same values where it ran, the same crash where it crashed. The inputs include
+        the probes, on which the planted mistakes differ from one another, so a match is a
+        diagnosis and not a coincidence (issue 44: a max without keepdim crashes like a sum
+        without it on a 5 × 7 input, but not on a square one). A mistake that crashed on every
+        input matched on error text alone, which another slip may share (scores transposed with
+        the right keys raise what keys from x raise): it counts only when its error names it
+        (`Mistake.by_error`); then the learner's code may also run where it crashes (a greedy
+        branch that drops the token's axis, a sampling branch that keeps it), as long as it
+        crashed, and crashed alike, somewhere. Lazily: a mistake is dropped at its first mismatch."""
         crashed = any(r.error is not None for r in runs)
         for mistake in self.mistakes:
-            if all(self._like(res, self._call(mistake.fn, args), crashed)
-                   for args, res in zip(inputs, runs)):
-                return mistake
+            ran = False
+            for args, res in zip(inputs, runs):
+                out = self._call(mistake.fn, args)
+                if self._same_behaviour(res, out):
+                    ran = ran or out.error is None
+                elif not (mistake.by_error and crashed and res.error is None and out.error is not None):
+                    break
+            else:
+                if ran or mistake.by_error:
+                    return mistake
         return None
-
-    def _like(self, res: Result, out: Result, crashed: bool) -> bool:
-        """One input: the learner's run `res` is what the mistake's run `out` predicts. A learner
-        whose code crashed somewhere may run where the mistake crashes (a second slip there)."""
-        if res.error is None and out.error is not None:
-            return crashed
-        return self._same_behaviour(res, out)
 
     def _inputs(self) -> list[tuple]:
         """The check's inputs: `trials` random ones, then the probes."""
@@ -345,6 +359,10 @@ class Exercise:
         if known is not None:
             return say(WRONG, known.hint)
         if crash is not None:
+            # The crash on the smallest input that crashes, if a small one does (issue 44 §3).
+            said = smallest_crash(self, fn)
+            if said:
+                return say(CRASHED, said)
             args, res = crash
             where = f" ({res.where})" if res.where else ""
             used = self._describe(args)
@@ -352,10 +370,15 @@ class Exercise:
             return say(CRASHED, f"your code raised {type(res.error).__name__}: "
                                 f"{res.error}{where}{used}")
         problems = [problem_with_output(r.value, e, self.output_names) for r, e in zip(runs, expected)]
-        problem = next((p for p in problems if p and " contains " not in p), None) \
-            or next((p for p in problems if p), None)    # NaN/inf last: a wrong kind says more
+        problem = next((p for p in problems if p and " contains " not in p), None)
         if problem:
             return say(WRONG, problem)
+        if any(problems):
+            # NaN or inf, but the right kind of output: a failed property (on the inputs where
+            # the output is finite) or a small input where it differs says more than the NaN
+            # (a column's max subtracted gives NaN on a row of -60s, and [0.5, 0.5] on [[0, 1]]).
+            said = explain(self, fn, inputs, runs, expected, close, finite_only=True)
+            return say(WRONG, said or where_not_finite(self, inputs, runs))
         return say(WRONG, past_the_mistakes(self, fn, inputs, runs, expected, close))
 
     def check(self, fn, record: bool = True) -> Verdict:

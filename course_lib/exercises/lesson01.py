@@ -28,13 +28,19 @@ def rnn_forward_reference(x, W, U, b):
     return torch.stack(states, dim=1)
 
 
-def _rnn_inputs(gen):
-    batch, n, d_in, d_h = 3, 7, 4, 5       # all different: a swapped axis cannot hide
+def _rnn_inputs(gen, sizes=(3, 7, 4, 5)):
+    batch, n, d_in, d_h = sizes            # all different: a swapped axis cannot hide
     x = torch.randn(batch, n, d_in, generator=gen)
     W = torch.randn(d_h, d_h, generator=gen) * 0.6   # not symmetric: W h ≠ Wᵀ h
     U = torch.randn(d_h, d_in, generator=gen) * 0.6
     b = torch.randn(d_h, generator=gen) * 0.3
     return x, W, U, b
+
+
+def _rnn_probes(gen):
+    """batch = n and d_in = d_h: there `x[:, t] @ U`, W and U swapped, and x[t] for time step t
+    run, so they are matched by their numbers, not by a shape error that other slips raise too."""
+    return [_rnn_inputs(gen, sizes=(4, 4, 3, 3))]
 
 
 def _with_elman(x, W, U, b):
@@ -134,8 +140,7 @@ RNN_FORWARD = Exercise(
                 "so the list holds n references to one tensor, overwritten every step. Make a new "
                 "tensor each step: h = torch.tanh(...)",
                 _loop(_right, in_place=True)),
-        # The next three crash on the checker's sizes (d_in ≠ d_h, batch ≠ n): the crash is
-        # matched and named.
+        # The next three crash on the trials' sizes (d_in ≠ d_h, batch ≠ n) and run on the probe.
         Mistake("`x[:, t] @ U` does not fit: U is (d_h, d_in) and x_t is a row of d_in numbers, so "
                 "U x_t for batch-first rows is x_t times Uᵀ — the same rule as W h_{t-1} = `h @ W.T`",
                 _loop(lambda h, x, t, W, U, b: torch.tanh(h @ W.T + x[:, t] @ U + b))),
@@ -157,6 +162,7 @@ RNN_FORWARD = Exercise(
     alternatives=[_with_elman, _with_nn_rnn, _with_precomputed_inputs],
     properties=[in_range(-1.0, 1.0, "states", "tanh's values lie between −1 and 1"),
                 Property(_states_depend_on_the_past_only)],
+    probes=_rnn_probes,
     small_inputs=_rnn_small,
 )
 
@@ -186,6 +192,23 @@ def _grad_inputs(gen):
     x = torch.randn(1, 9, 3, generator=gen)
     h0 = torch.randn(1, 6, generator=gen) * 0.5
     return rnn, x, h0
+
+
+def _elman(W, U, b):
+    with torch.random.fork_rng(devices=[]):   # leave the notebook's random stream alone
+        rnn = ElmanRNN(U.shape[1], W.shape[0])
+    with torch.no_grad():
+        rnn.W.copy_(W), rnn.U.copy_(U), rnn.b.copy_(b)
+    return rnn
+
+
+def _grad_small(gen):
+    """One state and one input of size 1 first, the weights written out; then two steps; then d_h = 2."""
+    one = torch.ones(1, 1)
+    yield _elman(0.5 * one, one, torch.zeros(1)), torch.tensor([[[1.0]]]), torch.tensor([[0.5]])
+    yield _elman(0.5 * one, one, torch.zeros(1)), torch.tensor([[[1.0], [2.0]]]), torch.tensor([[0.5]])
+    yield (_elman(torch.tensor([[0.5, -0.3], [0.2, 0.4]]), torch.tensor([[1.0], [-0.5]]), torch.tensor([0.1, -0.2])),
+           torch.tensor([[[1.0], [0.0], [2.0]]]), torch.tensor([[0.5, -1.0]]))
 
 
 def _run_with_grad(fn, args):
@@ -259,14 +282,17 @@ GRAD_NORM = Exercise(
         Mistake("you returned the size of h_n itself, not of a gradient: call `.backward()` "
                 "(or torch.autograd.grad) and take the norm of `h0.grad`",
                 lambda rnn, x, h0: rnn(x, h0)[:, -1].norm()),
-        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(False)),
-        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(True)),
+        # Always a crash, and its error says so: "'NoneType' object has no attribute 'norm'" (h0.grad),
+        # "One of the differentiated Tensors does not require grad".
+        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(False), by_error=True),
+        Mistake(NO_REQUIRES_GRAD_HINT, _without_requires_grad(True), by_error=True),
         Mistake("you returned the gradient ∂L/∂h_0 itself, shaped like h0; the exercise asks for its "
                 "norm ‖∂L/∂h_0‖, one number: `.norm()`",
                 _gradient),
     ],
     alternatives=[_with_jacobian, _with_backward],
     properties=[in_range(0.0, math.inf, "norm", "a norm is never negative")],
+    small_inputs=_grad_small,
 )
 
 

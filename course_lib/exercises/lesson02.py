@@ -113,14 +113,15 @@ SOFTMAX = Exercise(
                 _softmax_denominator_dim0),
         Mistake(WHOLE_SUM_HINT, _softmax_denominator_whole),
         Mistake(WHOLE_SUM_HINT, lambda s: _softmax_denominator_whole(s, row_max=False)),
-        # The next two crash (the inputs are 5 × 7): the crash is matched and named.
+        # The next two crash on 5 × 7 (the sum without keepdim runs on the square probe; the max
+        # without .values never runs, and its TypeError names it).
         Mistake("`e.sum(dim=-1)` has one entry per row, shape (n,): without keepdim=True the summed "
                 "axis is gone, so `e / sums` lines the n row sums up with the *last* axis and cannot "
                 "divide. Print the sum's shape; with keepdim=True it is (n, 1), one sum per row",
                 lambda s: (lambda e: e / e.sum(dim=-1))(torch.exp(s - s.max(dim=-1, keepdim=True).values))),
         Mistake("`s.max(dim=-1)` returns two tensors, (values, indices): take its `.values` (the "
                 "row maxima) before subtracting",
-                lambda s: s - s.max(dim=-1, keepdim=True)),
+                lambda s: s - s.max(dim=-1, keepdim=True), by_error=True),   # a TypeError, always
         # Crashes like the sum without keepdim on 5 × 7, but not on the square probe (issue 44).
         Mistake("`s.max(dim=-1).values` has one entry per row, shape (n,): without keepdim=True the "
                 "max's axis is gone, so `s - m` lines the n row maxima up with the *last* axis — it "
@@ -286,7 +287,8 @@ ATTENTION = Exercise(
                 _attn(_scaled, mask_fn=lambda s, m: s.masked_fill(~m, 0.0))),
         Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over(None)),
         Mistake(WHOLE_MATRIX_HINT, _attention_normalised_over((-2, -1))),
-        # k.T reverses all three axes, (d_k, n_k, batch): the product crashes, matched here.
+        # k.T reverses all three axes, (d_k, n_k, batch): the product crashes, except on the probe
+        # with batch = n_k = d_k, where it runs and is matched by its numbers.
         Mistake("`k.T` reverses *every* axis of a 3-d tensor — (batch, n_k, d_k) becomes "
                 "(d_k, n_k, batch) — so the batch axes no longer line up. Transpose only the last "
                 "two: `k.transpose(-2, -1)`, (batch, d_k, n_k)",
@@ -295,7 +297,9 @@ ATTENTION = Exercise(
                 lambda q, k, v, mask=None: attention_reference(q, k, v, mask)[::-1]),
     ],
     alternatives=[_attention_with_torch, _attention_einsum],
-    probes=lambda gen: [_attention_inputs(gen, sizes=(2, 3, 4, 5, 2), with_mask=True)],
+    # The second probe has batch = n_k = d_k: there `k.T` runs, so its hint needs its numbers.
+    probes=lambda gen: [_attention_inputs(gen, sizes=(2, 3, 4, 5, 2), with_mask=True),
+                        _attention_inputs(gen, sizes=(2, 3, 2, 2, 3), with_mask=True)],
     properties=[rows_are_distributions(1, "weights"), blocked_weights_are_zero(3),
                 blocked_keys_ignored(3), out_is_weights_times_v()],
     small_inputs=_attention_small,

@@ -235,17 +235,24 @@ def generate_reference(model, tokens, max_new_tokens, temperature=1.0, top_k=Non
     return _library_sample(model, tokens, max_new_tokens, temperature, top_k, generator)
 
 
-def _generate_inputs(gen):
-    temperature, top_k = next(_gen_setting)
+def _generate_inputs(gen, setting=None, prompt_length=3, new=_NEW):
+    temperature, top_k = setting or next(_gen_setting)
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=gen))
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = DecoderOnlyLM(_VOCAB, d_model=16, h=2, d_ff=32, n_layers=1, max_len=_MAX_LEN).eval()
         with torch.no_grad():
             model.lm_head.weight.mul_(4.0)   # peakier distributions: mistakes show sooner
-    prompt = torch.randint(0, _VOCAB, (2, 3), generator=gen)
+    prompt = torch.randint(0, _VOCAB, (2, prompt_length), generator=gen)
     sampler = torch.Generator().manual_seed(seed)
-    return model, prompt, _NEW, temperature, top_k, sampler
+    return model, prompt, new, temperature, top_k, sampler
+
+
+def _generate_probes(gen):
+    """A prompt longer than max_len (10 > 8), two greedy steps: the uncropped sequence raises
+    "tokens has length 10" at once, where a crop one too long (max_len + 1) says "length 9" — on
+    the trials both say 9 — so the whole-sequence hint goes to the whole sequence only."""
+    return [_generate_inputs(gen, setting=(0.0, None), prompt_length=_MAX_LEN + 2, new=2)]
 
 
 def _loop(model, tokens, n, t, k, g, context=lambda x, m: x[:, -m:], position=-1,
@@ -310,6 +317,7 @@ GENERATE = Exercise(
     make_inputs=_generate_inputs,
     run=_call_one_thread,
     trials=len(_GEN_SETTINGS),
+    probes=_generate_probes,
     output_names=("tokens",),
     mistakes=[
         Mistake("you used the logits of the *first* position; the next token is predicted by "
@@ -321,12 +329,13 @@ GENERATE = Exercise(
         Mistake("you kept the *first* max_len tokens as context; keep the most recent ones: "
                 "tokens[:, -model.max_len:]",
                 lambda *a: _loop(*a, context=lambda x, m: x[:, :m])),
-        # Uncropped, the sequence outgrows the positional table and the model raises
-        # "build the model with a larger max_len": the crash is matched, this hint shown.
+        # Uncropped, the sequence outgrows the positional table and the model raises "tokens has
+        # length …, longer than the positional table": always a crash, named by its error (the
+        # probe's long prompt tells it from a crop one token too long).
         Mistake("you fed the whole sequence to the model: once it is longer than model.max_len "
                 "(the positional table's size) the model cannot take it. Crop to the most recent "
                 "tokens each step: model(tokens[:, -model.max_len:])",
-                lambda *a: _loop(*a, context=lambda x, m: x)),
+                lambda *a: _loop(*a, context=lambda x, m: x), by_error=True),
         Mistake("your loop is always greedy: for temperature > 0 draw the next token with "
                 "torch.multinomial(probs, 1, generator=generator)",
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: x.argmax(-1, keepdim=True))),
@@ -342,17 +351,18 @@ GENERATE = Exercise(
                 "followed by them, (batch, n + max_new_tokens): keep appending to `tokens` and return "
                 "it whole",
                 lambda model, tokens, *a: _loop(model, tokens, *a)[:, tokens.shape[1]:]),
-        # The next three crash at their first step (matched, and named): the reference's own
-        # inputs have a prompt of 3 tokens and logits of both signs.
+        # The next three crash at their first step: the reference's own inputs have a prompt of 3
+        # tokens and logits of both signs. The first two always crash, and their errors name them
+        # ("… except in dimension 0", "got 2 and 1": a cat of a 1-d next token).
         Mistake("you appended along dim=0, the batch axis: torch.cat([tokens, next_id], dim=0) would "
                 "add new *sequences*. Each new token goes at the end of its own row, along the "
                 "positions: dim=1",
-                lambda *a: _loop(*a, cat_dim=0)),
+                lambda *a: _loop(*a, cat_dim=0), by_error=True),
         Mistake("your next token has shape (batch,): one id per sequence but no position axis, so "
                 "torch.cat cannot join it to tokens (batch, n). Keep that axis, (batch, 1): "
                 "argmax(-1, keepdim=True), or next_id[:, None]",
                 lambda *a: _loop(*a, choose=lambda x, t, k, g: x.argmax(-1) if t == 0
-                                 else _draw(_library_probs(x, t, k), g).squeeze(-1))),
+                                 else _draw(_library_probs(x, t, k), g).squeeze(-1)), by_error=True),
         Mistake("torch.multinomial draws from *probabilities* (≥ 0); you gave it logits, which can be "
                 "negative. Turn them into the distribution first — next_token_probs(logits, "
                 "temperature, top_k) — and draw from that",

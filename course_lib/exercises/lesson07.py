@@ -46,8 +46,8 @@ def cross_attention_reference(x, memory, w_q, w_k, w_v, src_mask):
     return _attend(q, k, v, src_mask[:, None, :])
 
 
-def _cross_inputs(gen):
-    batch, n_tgt, n_src, d_model, d_k, d_v = 3, 4, 6, 8, 4, 5
+def _cross_inputs(gen, sizes=(3, 4, 6, 8, 4, 5)):
+    batch, n_tgt, n_src, d_model, d_k, d_v = sizes
     x = torch.randn(batch, n_tgt, d_model, generator=gen)
     memory = torch.randn(batch, n_src, d_model, generator=gen)
     w_q = torch.randn(d_model, d_k, generator=gen) / math.sqrt(d_model) * 2
@@ -64,6 +64,14 @@ def _padding_changed(args):
     x, memory, w_q, w_k, w_v, src_mask = args
     memory = torch.where(src_mask[..., None], memory, memory + 3.0)
     return x, memory, w_q, w_k, w_v, src_mask
+
+
+def _cross_probes(gen):
+    """n_tgt = n_src (batch 2, d_k 3, d_v 4 all different): where keys from x, the mask on the
+    wrong axis or the values from x crash on the trials, they run here and are matched by their
+    numbers — code that crashes alike for another reason (the scores taken as k qᵀ with the right
+    projections) does not get their hints."""
+    return [_cross_inputs(gen, sizes=(2, 5, 5, 8, 3, 4))]
 
 
 def _qkv(x, memory, w_q, w_k, w_v):
@@ -128,7 +136,7 @@ CROSS_ATTENTION = Exercise(
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(x, m, wq, wk, wv),
                                                        after=lambda w: w * mask[:, None, :])),
         # Keys from x crash on src_mask alike, whether the queries come from memory (swapped) or
-        # from x too (self-attention): the same error, so one hint names both.
+        # from x too (self-attention): one hint names both. On the square probe they run.
         Mistake(MASK_DOES_NOT_FIT_HINT,
                 lambda x, m, wq, wk, wv, mask: _attend(*_qkv(m, x, wq, wk, wv), mask[:, None, :])),
         Mistake(MASK_DOES_NOT_FIT_HINT,
@@ -190,6 +198,7 @@ CROSS_ATTENTION = Exercise(
                                    "the same — each query reads the source on its own — and yours "
                                    "changed"),
     ],
+    probes=_cross_probes,
     small_inputs=_cross_small,
 )
 
@@ -321,7 +330,7 @@ def _with_sublayer(self, x, memory, self_mask, cross_mask):
 SIZES = dict(d_model=8, h=2, d_ff=16)
 
 # Swapped, the call crashes (the scores are (n_src, n_tgt): cross_mask, or the residual
-# x + …, no longer fits) — the framework matches the crash and gives this hint instead.
+# x + …, no longer fits) — except on the probe with n_tgt = n_src, where it runs and is matched.
 SWAPPED_HINT = ("queries and keys/values are swapped: MultiHeadAttention is called as "
                 "attn(x_q, x_kv, mask=...), and in CrossAttn(h₁, H_enc) the queries come from the "
                 "decoder (h₁), keys and values from the encoder's output H_enc, `memory`")
@@ -338,7 +347,7 @@ def _describe_decoder_inputs(args):
             f"{tuple(cross_mask.shape)}; d_model = {SIZES['d_model']}, h = {SIZES['h']}")
 
 
-def _decoder_inputs(gen):
+def _decoder_inputs(gen, batch=2, n_tgt=4, n_src=5):
     ref = DecoderLayerReference(**SIZES)
     state = {}
     for name, p in ref.state_dict().items():
@@ -346,12 +355,19 @@ def _decoder_inputs(gen):
             state[name] = 1 + 0.3 * torch.randn(p.shape, generator=gen)  # γ ≠ 1 so each norm is distinct
         else:
             state[name] = 0.5 * torch.randn(p.shape, generator=gen)
-    batch, n_tgt, n_src = 2, 4, 5
     x = torch.randn(batch, n_tgt, SIZES["d_model"], generator=gen)
     memory = torch.randn(batch, n_src, SIZES["d_model"], generator=gen)
     self_mask = torch.ones(n_tgt, n_tgt, dtype=torch.bool).tril()  # causal
-    cross_mask = torch.tensor([[True] * n_src, [True] * 3 + [False] * (n_src - 3)])[:, None, None, :]
+    lengths = [n_src] + [3 + i % 2 for i in range(batch - 1)]         # the others padded after 3 or 4
+    cross_mask = (torch.arange(n_src)[None, :] < torch.tensor(lengths)[:, None])[:, None, None, :]
     return state, x, memory, self_mask, cross_mask
+
+
+def _decoder_probes(gen):
+    """n_tgt = n_src, and batch 3 ≠ h 2 (the trials have batch = h = 2): with the sequences as long
+    as each other, a swapped cross-attention runs and is matched by its numbers, not by the
+    broadcasting error that a wrong residual (`+ memory`) raises alike."""
+    return [_decoder_inputs(gen, batch=3, n_tgt=4, n_src=4)]
 
 
 def _target_causal(args, out, again):
@@ -385,6 +401,7 @@ DECODER_LAYER = Exercise(
     reference=DecoderLayerReference,
     make_inputs=_decoder_inputs,
     run=_run_block,
+    probes=_decoder_probes,
     describe=_describe_decoder_inputs,
     mistakes=[
         Mistake("that is the pre-norm arrangement x + Sublayer(LN(x)); this block is the 2017 post-norm "

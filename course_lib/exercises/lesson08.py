@@ -259,11 +259,12 @@ GREEDY_DECODE = Exercise(
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(before_append=True)),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(per_row=True)),
         Mistake(EARLY_STOP_HINT, _greedy_stop_at_eos(all_rows=True)),
-        # torch.cat of (batch, t) and (batch,) raises at the first step: matched, and named.
+        # torch.cat of (batch, t) and (batch,) raises at the first step, always, and its error
+        # ("Tensors must have same number of dimensions: got 2 and 1") names it.
         Mistake("your next token has shape (batch,): one id per sentence but no position axis, so "
                 "torch.cat cannot join it to ys (batch, t). Keep that axis, (batch, 1): "
                 "next_token[:, None], or argmax(-1, keepdim=True)",
-                _greedy_variant(flat_next=True)),
+                _greedy_variant(flat_next=True), by_error=True),
     ],
     alternatives=[
         _greedy_variant(re_encode=True),  # model(src, ys) re-encodes each step: slower, same ids

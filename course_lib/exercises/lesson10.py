@@ -20,9 +20,17 @@ def next_token_losses_reference(logits, tokens):
     return F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")
 
 
-def _loss_inputs(gen):
-    batch, n, vocab = 2, 6, 9
+def _loss_inputs(gen, sizes=(2, 6, 9)):
+    batch, n, vocab = sizes
     return torch.randn(batch, n, vocab, generator=gen) * 2, torch.randint(0, vocab, (batch, n), generator=gen)
+
+
+def _loss_probes(gen):
+    """vocab = n − 1, then vocab = n (the trials have vocab > n): there F.cross_entropy without the
+    transpose takes the positions for the classes and runs — shifted as asked on the first, not
+    shifted on the second — so the class-axis hint is matched by its numbers, not by the
+    "Expected target size" error that other slips (a wrong shift as well) raise alike."""
+    return [_loss_inputs(gen, sizes=(3, 6, 5)), _loss_inputs(gen, sizes=(3, 6, 6))]
 
 
 def _losses_are_minus_log_probabilities(args, out, again):
@@ -74,8 +82,9 @@ NEXT_TOKEN_LOSSES = Exercise(
                 "position against the token *before* it. Position t predicts token t+1: drop the "
                 "last logits and the first token — logits[:, :-1] with tokens[:, 1:]",
                 lambda lo, t: F.cross_entropy(lo[:, 1:].transpose(1, 2), t[:, :-1], reduction="none")),
-        # Not transposed, F.cross_entropy raises "Expected target size [2, 9], got [2, 5]": the
-        # crash is matched (shifted as asked, or not shifted at all) and this hint shown instead.
+        # Not transposed, F.cross_entropy raises "Expected target size [2, 9], got [2, 5]" on the
+        # trials (shifted as asked, or not shifted at all); on the probes, vocab = n − 1 or n, it
+        # runs, and the hint is matched by its numbers.
         Mistake(CLASS_AXIS_HINT,
                 lambda lo, t: F.cross_entropy(lo[:, :-1], t[:, 1:], reduction="none")),
         Mistake(CLASS_AXIS_HINT,
@@ -99,6 +108,7 @@ NEXT_TOKEN_LOSSES = Exercise(
         lambda lo, t: F.cross_entropy(lo[:, :-1].reshape(-1, lo.shape[-1]), t[:, 1:].reshape(-1),
                                       reduction="none").view(t.shape[0], -1),
     ],
+    probes=_loss_probes,
     properties=[
         Property(_losses_are_minus_log_probabilities),
         unchanged_when(_first_token_changed, "your losses change when the first token changes, and the "
@@ -138,6 +148,15 @@ def _induction_inputs(gen):
     return torch.softmax(scores.masked_fill(~causal, -torch.inf), dim=-1), period
 
 
+def _induction_small(gen):
+    """period 1 (n = 3), one head, the weights written out; then period 2 and 3, random causal rows."""
+    yield torch.tensor([[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]]), 1
+    for h, period in ((1, 2), (2, 3)):
+        n = 1 + 2 * period
+        scores = torch.randn(h, n, n, generator=gen)
+        yield torch.softmax(scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -torch.inf), -1), period
+
+
 def _diag(w, period, offset, start):
     i = torch.arange(start, 2 * period + 1)
     return w[:, i, i + offset].mean(dim=-1)
@@ -167,9 +186,12 @@ INDUCTION_SCORE = Exercise(
         Mistake("your range stops one short: arange's end is exclusive, so the last repeated "
                 "position i = 2·period was left out — use torch.arange(period + 1, 2 * period + 1)",
                 lambda w, p: _window(w, p, p + 1, 2 * p)),
-        Mistake("your range runs one past the end: the positions are 0 .. n − 1 = 2·period, so the "
-                "repeated copy is i = period + 1 .. 2·period — torch.arange(period + 1, 2 * period + 1)",
-                lambda w, p: _window(w, p, p + 2, 2 * p + 2)),   # index 2·period + 1: IndexError
+        # Always an IndexError (index 2·period + 1 on an axis of n = 2·period + 1 positions), and
+        # the error names it: the hint says only what the error shows, whichever index ran past.
+        Mistake("you read position 2·period + 1 = n, one past the last: the positions are "
+                "0 .. n − 1 = 2·period. The repeated copy's queries are i = period + 1 .. 2·period "
+                "(torch.arange(period + 1, 2 * period + 1)), each reading key i − period + 1",
+                lambda w, p: _window(w, p, p + 2, 2 * p + 2), by_error=True),
         Mistake("your range is one position early, i = period .. 2·period − 1, as if the sequence "
                 "started at 0 with the first copy: position 0 is BOS, so the first copy sits at "
                 "1 .. period and the repeated one at period + 1 .. 2·period. Your first query is the "
@@ -196,6 +218,7 @@ INDUCTION_SCORE = Exercise(
                                   for hd in range(w.shape[0])]),
     ],
     properties=[in_range(0.0, 1.0, "scores", "a mean of attention weights lies between 0 and 1")],
+    small_inputs=_induction_small,
 )
 
 

@@ -35,13 +35,20 @@ def rms_norm_reference(x, gamma, eps):
     return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * gamma
 
 
-def _rms_inputs(gen):
-    batch, n, d = _int(gen, 2, 4), _int(gen, 3, 6), _int(gen, 5, 9)
+def _rms_inputs(gen, sizes=None):
+    batch, n, d = sizes or (_int(gen, 2, 4), _int(gen, 3, 6), _int(gen, 5, 9))
     # Small activations with a non-zero mean and a large ε, so that every planted mistake
     # (where ε goes, whether the mean is removed) changes the result by far more than rounding.
     x = torch.randn(batch, n, d, generator=gen) * 0.4 + 0.3
     gamma = torch.rand(d, generator=gen) + 0.5
     return x, gamma, 0.05
+
+
+def _rms_probes(gen):
+    """One sequence with n = d (the trials have n < d and batch > 1): there the mean without keepdim,
+    (1, n), divides (1, n, d) and runs — matched by its numbers, not by the broadcasting error that
+    a sum without keepdim raises alike."""
+    return [_rms_inputs(gen, sizes=(1, 5, 5))]
 
 
 def _rms_one_before_gamma(args, out, again):
@@ -87,7 +94,7 @@ RMS_NORM = Exercise(
                 "every sequence mixed; RMSNorm gives each position its own root mean square, over its "
                 "d features: .mean(dim=-1, keepdim=True)",
                 lambda x, g, e: x / torch.sqrt(x.pow(2).mean() + e) * g),
-        # (…, n) against (…, n, d): a broadcasting crash unless n = d, then wrong values: both matched.
+        # (…, n) against (…, n, d): a broadcasting crash unless n = d (the probe), then wrong values.
         Mistake("x.pow(2).mean(dim=-1) without keepdim=True has shape (…, n): the position axis of the "
                 "result lines up with x's feature axis, so the division fails (or, when n = d, divides "
                 "by the wrong positions' values). Print its shape; with keepdim=True it is (…, n, 1), "
@@ -111,6 +118,7 @@ RMS_NORM = Exercise(
         lambda x, g, e: g * x / torch.sqrt(torch.linalg.vector_norm(x, dim=-1, keepdim=True) ** 2 / x.shape[-1] + e),
     ],
     properties=[Property(_rms_one_before_gamma)],
+    probes=_rms_probes,
     small_inputs=lambda gen: [(torch.tensor([[3.0, 4.0]]), torch.ones(2), 0.01),
                               (torch.tensor([[3.0, 4.0]]), torch.tensor([2.0, 0.5]), 0.01),
                               (torch.tensor([[1.0, 2.0, 2.0], [0.5, -1.0, 3.0]]), torch.tensor([2.0, 1.0, 0.5]), 0.05)],
@@ -445,9 +453,10 @@ CACHED_ATTENTION_STEP = Exercise(
                 lambda *a: _step(*a, first_only=True)),
         Mistake("the scores are not divided by √d_k (d_k = q.shape[-1])",
                 lambda *a: _step(*a, scale=1.0)),
-        # Concatenated along the features or the heads, the shapes do not fit: matched, and named.
-        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=-1)),
-        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=1)),
+        # Concatenated along the features or the heads, the shapes do not fit (t > 1): the error,
+        # "Sizes of tensors must match except in dimension 3" (or 1), names the axis.
+        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=-1), by_error=True),
+        Mistake(CACHE_AXIS_HINT, lambda q, kn, vn, kc, vc: _step(q, kn, vn, kc, vc, cat_dim=1), by_error=True),
     ],
     alternatives=[
         lambda q, kn, vn, kc, vc: (F.scaled_dot_product_attention(q, torch.cat((kc, kn), 2), torch.cat((vc, vn), 2)),
