@@ -98,7 +98,7 @@ QUESTIONS = [
             Option("0.1: the smoothing $\\varepsilon$ itself.",
                    "$\\varepsilon$ is a share of probability, not a loss. The floor is the entropy of the "
                    "smoothed target, $H(q) = -\\sum_v q(v) \\log q(v)$, which the cell below computes."),
-            Option("$\\ln 35 \\approx 3.56$: smoothing makes the target uniform.",
+            Option("$\\ln 35$: smoothing makes the target uniform.",
                    "$\\ln V$ is the loss of a uniform guess, where training *starts*. The target keeps "
                    "0.90 on the right piece; only 0.1 is spread out, so its entropy is far below $\\ln V$."),
         ],
