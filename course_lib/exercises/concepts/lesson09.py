@@ -108,8 +108,8 @@ QUESTIONS = [
         "outputs. What is the largest value this average could reach, for any head of that model?",
         answer=_CEILING, tolerance=0.01,
         right="Right: outputs 0, 1, 2 must give the needed digit weight exactly 0 (masked), outputs 3–5 can "
-              "give it at most 1: at most $3/6 = 0.5$. Compare the causal encoder's line printed above "
-              "(the next cell explains it).",
+              "give it at most 1: at most $3/6 = 0.5$. Compare the causal encoder's line in the next "
+              "cell's output (the text after the maps explains it).",
         too_low="Too low: outputs 3, 4 and 5 *can* see their needed digit and may give it all their weight, "
                 "1 each. Only outputs 0–2 are held to 0 by the mask: $(0+0+0+1+1+1)/6$.",
         too_high="Too high: for outputs 0, 1 and 2 the needed digit is in the future, and the causal mask "
