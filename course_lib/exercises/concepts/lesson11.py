@@ -158,8 +158,9 @@ QUESTIONS = [
             Option("No: the 2017 paper (§3.4) already shares one matrix between its embedding layers and the "
                    "pre-softmax linear layer.",
                    "Right: \"we share the same weight matrix between the two embedding layers and the "
-                   "pre-softmax linear transformation\", citing Press & Wolf (2017). Unlike SmolLM2, the paper "
-                   "also multiplies the embeddings by $\\sqrt{d_{model}}$.", right=True),
+                   "pre-softmax linear transformation\", citing Press & Wolf (arXiv 2016, EACL 2017). "
+                   "Unlike SmolLM2, the paper also multiplies the embeddings by $\\sqrt{d_{model}}$.",
+                   right=True),
             Option("Yes: the 2017 Transformer had a separate output matrix; tying came with GPT-style models.",
                    "Read §3.4 of \"Attention Is All You Need\": the output layer shares the embeddings' "
                    "weights. Tying is older than the Transformer (Press & Wolf; Inan et al.)."),
@@ -180,7 +181,8 @@ QUESTIONS = [
             Option("It looks back at the subject, \"animal\", from most tokens after it — \"it\" is one of "
                    "them.",
                    "Right: \"didn\", \"'t\" and \"cross\" give \"animal\" even more weight than \"it\" "
-                   "does (the rows printed above). The famous picture shows one row of this map.", right=True),
+                   "does (the rows printed above). The famous picture, from another model (an encoder), "
+                   "shows only the row of \"it\".", right=True),
             Option("It resolves the pronoun: it links \"it\" to the noun it refers to.",
                    "Then \"it\" would stand out in its row of the map. It does not: several tokens that are "
                    "not pronouns give \"animal\" more weight (the rows printed above)."),
