@@ -121,6 +121,34 @@ def test_a_prediction_is_answered_by_a_tagged_cell_after_it(path):
             assert c.source.strip().splitlines()[-1].startswith("ask("), "an ask cell is the question alone"
 
 
+def _seen(cell) -> str:
+    """What a learner sees of a code cell's saved outputs: printed text, plain text, figures' alt text."""
+    parts = []
+    for out in cell.get("outputs", []):
+        parts += [out.get("text", ""), out.get("data", {}).get("text/plain", "")]
+        parts += [m.get("alt", "") for m in out.get("metadata", {}).values() if isinstance(m, dict)]
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_number_answer_is_not_in_sight_of_its_question(path):
+    """In the learner's copy no output within two cells of a number question shows its answer
+    (16.0, 4.3, 3.56, 0.50 …) before the learner has answered (issue 42's audit)."""
+    cells = learner_notebook(nbformat.read(path, as_version=4), where=path.name).cells
+    for i, cell in enumerate(cells):
+        for qid in ASK.findall(cell.source) if cell.cell_type == "code" else []:
+            q = REGISTRY[qid]
+            if q.kind != NUMBER:
+                continue
+            shown = {f"{q.answer:.{decimals}f}" for decimals in (1, 2, 3)}
+            for j in range(max(0, i - 2), min(len(cells), i + 3)):
+                if j == i or cells[j].cell_type != "code":
+                    continue
+                found = [s for s in shown if re.search(rf"(?<![\d.]){re.escape(s)}(?!\d)", _seen(cells[j]))]
+                assert not found, (f"{path.name}: cell {j}, {j - i:+d} from question {qid}, shows its answer "
+                                   f"{found[0]} in the learner's copy: tag that cell {TAG!r} or move the question")
+
+
 # ----------------------------------------------------------------------------- judging, recording
 def _choice():
     return next(q for q in QUESTIONS if q.kind != NUMBER)
