@@ -352,3 +352,14 @@ def test_the_export_keeps_the_page_form_of_a_concept_check():
     assert replace_widgets(nb) == 1
     (out,) = cell.outputs
     assert WIDGET_VIEW not in out["data"] and out["data"]["text/html"] == bundle["text/html"]
+
+
+def test_a_verify_reads_the_lessons_saved_output_and_fails_when_it_disagrees():
+    """Numbers from training or pretrained weights are read from the lesson's saved output (what
+    nbval holds to a re-run); a pattern the lesson no longer prints, or a wrong number, fails."""
+    from course_lib.exercises.concepts.questions import printed
+    assert printed("02", "lookup_figure", r"soft lookup returns ([\d.]+) kg") == ("7.66",)
+    with pytest.raises(AssertionError, match="no longer prints"):
+        printed("02", "lookup_figure", r"soft lookup returns ([\d.]+) tonnes")
+    with pytest.raises(AssertionError, match="no saved output"):
+        printed("02", "no cell has this source", r"x")

@@ -130,6 +130,8 @@ QUESTIONS = [
         ],
         verify=_verify_run_all,
     ),
+    # 0.q5 has no verify: how the course's own tools behave (recorded, one step away): tested in
+    # tests/test_solutions*, not a number the lesson computes.
     Choice(
         "0.q5",
         "You are stuck and run `show_solution(\"0.1\")`. What does it do?",

@@ -59,6 +59,8 @@ def _verify_recall():
 
 
 QUESTIONS = [
+    # 1.q1 has no verify: its answer (n sequential steps for n tokens, 1 for attention) is the
+    # recurrence's definition, which §2's figure draws; the lesson computes no number to compare.
     Choice(
         "1.q1",
         "An RNN reads a sequence of $n = 1000$ tokens on a GPU with thousands of cores. How many "
@@ -155,6 +157,8 @@ QUESTIONS = [
         ],
         verify=_verify_recall,
     ),
+    # 1.q6 has no verify: a fact about gated RNNs' design (the chain of n steps stays); lesson 01
+    # trains no LSTM, so there is nothing of its own to recompute.
     Choice(
         "1.q6",
         "Gated RNNs (LSTM, GRU) were designed against vanishing gradients. What can they *not* remove?",

@@ -21,6 +21,9 @@ def _verify_soft_lookup():
     assert q.grad.abs().max() > 0.1, "the soft lookup should pass a gradient to the query"
     assert not values[(keys @ q).argmax()].requires_grad, "the hard lookup should pass none"
     assert soft.item() > values[(keys @ q).argmax()].item(), "the soft answer is a blend, pulled towards 'dog'"
+    from .questions import printed
+    hard_kg, soft_kg = printed("02", "lookup_figure", r"hard lookup returns ([\d.]+) kg;\s+soft lookup returns ([\d.]+) kg")
+    assert (float(hard_kg), float(soft_kg)) == (4.0, 7.66), f"the lesson prints {hard_kg}, {soft_kg} kg; 2.q1 says 4, 7.66"
 
 
 def _attend(q, K, V):

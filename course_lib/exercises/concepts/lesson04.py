@@ -100,6 +100,23 @@ def _verify_w_o():
     assert torch.allclose(concat, per_head, atol=1e-6)
 
 
+def _verify_two_layer_heads():
+    """4.q6: in section 7's printed scores of the two-layer model, one head is a crisp
+    previous-token head (not head 0 of each layer) and the others share the matching job
+    unevenly (a trained model: the lesson's saved output, with wide margins)."""
+    import re as _re
+
+    from .questions import saved_output
+    rows = _re.findall(r"2 layers × 2 heads\s+layer (\d) head (\d): on the previous token ([\d.]+), "
+                       r"on the matching binding ([\d.]+)", saved_output("04", "head_relation_scores"))
+    assert len(rows) == 4, rows
+    prev = [float(r[2]) for r in rows]
+    match = sorted(float(r[3]) for r in rows if float(r[2]) < 0.5)
+    assert max(prev) >= 0.8 and sum(p >= 0.8 for p in prev) == 1, f"one crisp previous-token head: {prev}"
+    assert not all(float(r[2]) >= 0.8 for r in rows if r[1] == "0"), "head 0 is not the previous-token head everywhere"
+    assert len(match) == 3 and match[-1] - match[0] >= 0.1, f"the matching job shared unevenly: {match}"
+
+
 QUESTIONS = [
     Choice(
         "4.q1",
@@ -235,5 +252,6 @@ QUESTIONS = [
                    "show a crisp previous-token head, and in the run shown the others share the matching "
                    "job unevenly — a split that moves from machine to machine.", right=True),
         ],
+        verify=_verify_two_layer_heads,
     ),
 ]

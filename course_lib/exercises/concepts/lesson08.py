@@ -58,6 +58,16 @@ def _verify_warmup():
     assert f[-1] < 0.1, "after the warm-up the rate should decay"
 
 
+def _verify_beam_repairs_few():
+    """8.q6: beam search (k = 4) repaired few or none of the half-trained model's greedy mistakes,
+    and beam and greedy mostly agree (the lesson's saved list: a trained model's output)."""
+    from .questions import printed, saved_output
+    wrong, fixed = printed("08", "beam_search", r"greedy got (\d+) held-out numbers wrong; beam search \(k = 4\) gets (\d+)")
+    assert int(fixed) <= int(wrong) // 2, f"beam repaired {fixed} of {wrong}: not 'few or none'"
+    differs = saved_output("08", "beam_search").count("<- differs")
+    assert differs <= int(wrong) // 2, f"beam and greedy differ on {differs} of {wrong}"
+
+
 QUESTIONS = [
     Choice(
         "8.q1",
@@ -142,6 +152,8 @@ QUESTIONS = [
                  "Or did you take $V$ = 35 itself? The loss is $-\\log p$ of the right piece, $p = 1/35$.",
         verify=_verify_ln_v,
     ),
+    # 8.q5 has no verify: greedy decoding's definition (one piece per step, fed back), as
+    # course_lib.nn's decoder implements it; no number to compare.
     Choice(
         "8.q5",
         "In training the decoder reads the right German pieces so far (teacher forcing) and predicts all "
@@ -182,6 +194,7 @@ QUESTIONS = [
                    "Beam search never tries every sentence ($V^n$ of them); $k$ = 4 to 5 is typical. What "
                    "it needs is a model that hesitated, not a huge beam."),
         ],
+        verify=_verify_beam_repairs_few,
     ),
 ]
 

@@ -58,7 +58,31 @@ def _verify_cls_score():
 
 _CEILING = 0.5
 
+def _verify_it_head():
+    """9.q4 quotes 0.64 (L3 H1, "it" -> "animal", tired) and "the other 71 heads": the lesson's
+    printed table and head count (pretrained weights: read from its saved output)."""
+    from .questions import printed
+    (w,) = printed("09", "it_attention_grid", r"L3 H1\s+tired\s+animal\s+([\d.]+)")
+    assert abs(float(w) - 0.64) <= 0.005, f"the lesson prints {w} for L3 H1, the question says 0.64"
+    (total,) = printed("09", "it_attention_grid", r"tired \d+, wide \d+ of (\d+)")
+    assert int(total) - 1 == 71, f"the lesson counts {total} heads, the question says 'the other 71'"
+    tired, wide = printed("09", "it_attention_grid", r"it->street > it->animal: tired (\d+), wide (\d+)")
+    assert abs(int(tired) - int(wide)) <= 3, "the feedback says the count of 'street' heads barely changes"
+
+
+def _verify_cls_head():
+    """9.q5: the strongest [CLS] head's score (0.85) and the grid's count (30 [CLS] heads of 72)."""
+    from .questions import printed
+    _verify_cls_score()
+    (score,) = printed("09", "classify_heads", r"strongest\s+\[CLS\] head: L\d+ H\d+, score ([\d.]+)")
+    assert abs(float(score) - 0.85) <= 0.005, f"the lesson prints {score}, the question says 0.85"
+    (n,) = printed("09", "classify_heads", r"'\[CLS\]': (\d+)")
+    assert int(n) == 30, f"the lesson counts {n} [CLS] heads, the feedback says 30"
+
+
 QUESTIONS = [
+    # 9.q1 has no verify: the families' masks and objectives are the published models' design (the
+    # table in section 1), not a computation of the lesson.
     Choice(
         "9.q1",
         "Which line pairs a model with its self-attention mask and its pre-training objective correctly?",
@@ -137,6 +161,7 @@ QUESTIONS = [
                    "What the model concludes is spread over all heads, layers and the FFNs; one striking head "
                    "is a hypothesis to test, not the whole story (the text below)."),
         ],
+        verify=_verify_it_head,
     ),
     Choice(
         "9.q5",
@@ -155,6 +180,6 @@ QUESTIONS = [
                    "It is an average weight, not a share of sentences: every inner token of every sentence "
                    "adds its $A_{i,\\text{[CLS]}}$ to the mean."),
         ],
-        verify=_verify_cls_score,
+        verify=_verify_cls_head,
     ),
 ]

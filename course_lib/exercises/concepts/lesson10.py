@@ -3,6 +3,9 @@ moves information between positions, where an induction head looks, why it takes
 layers, and what an ablation shows that an attention map does not."""
 from __future__ import annotations
 
+import math
+import re
+
 from .questions import Choice, Number, Option, Predict
 
 PERIOD, QUERY = 10, 15       # the number question: period 10, query position 15
@@ -36,6 +39,27 @@ def _verify_induction_key():
     assert seq[QUERY - PERIOD] == seq[QUERY], "position i - period holds the same token as i"
     assert seq[_KEY] == seq[QUERY + 1], "position i - period + 1 holds the token to predict"
     assert _KEY == 6
+
+
+def _ablation(row: str) -> float:
+    from .questions import printed
+    (loss,) = printed("10", "ablation_table", rf"ablate\s+{re.escape(row)}: first copy [\d.]+\s+repeated copy ([\d.]+)")
+    return float(loss)
+
+
+def _verify_layer0_ablation():
+    """10.q4: with all heads the repeated copy is well below 1 nat; both layer-0 heads off send it
+    back to the uniform guess ln 32 (the claim cell's bound, ln V - 0.3); one head off rises far
+    less. Trained numbers, read from the lesson's saved table with the claim's own margins."""
+    assert _ablation("none") < 1.0
+    assert _ablation("layer 0 (both)") >= math.log(32) - 0.3
+    assert _ablation("L0H0") < _ablation("layer 0 (both)") - 1.0
+
+
+def _verify_induction_ablation():
+    """10.q5: removing the layer-1 induction head raises the repeated-copy loss (the saved table)."""
+    assert _ablation("L1H0") > _ablation("none") + 0.5
+    assert _ablation("layer 1 (both)") >= math.log(32) - 0.3
 
 
 QUESTIONS = [
@@ -75,6 +99,8 @@ QUESTIONS = [
                  "must hold the token that followed the earlier occurrence of token 15.",
         verify=_verify_induction_key,
     ),
+    # 10.q3 has no verify: an argument about what one layer's keys can hold; the lesson shows it
+    # through the ablations that 10.q4 and 10.q5 verify.
     Choice(
         "10.q3",
         "Why does in-context copying need heads in *two* layers — a previous-token head, then an induction "
@@ -117,6 +143,7 @@ QUESTIONS = [
                    "repeated copy that needs the circuit."),
         ],
         reveal="9e679294",
+        verify=_verify_layer0_ablation,
     ),
     Choice(
         "10.q5",
@@ -136,5 +163,6 @@ QUESTIONS = [
                    "The opposite: without layer 0 the induction heads are blind too — the loss goes back to "
                    "uniform when either layer is off. The heads work as a pair."),
         ],
+        verify=_verify_induction_ablation,
     ),
 ]

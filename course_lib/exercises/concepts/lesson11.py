@@ -87,6 +87,20 @@ def _verify_kv_cache():
     assert torch.allclose(full[:, :, -1:], step, atol=1e-6)
 
 
+def _verify_animal_head():
+    """11.q5: 270 heads (30 blocks x 9 heads, as the lesson prints the config); the head the view
+    opens on is the one with the largest "it" -> "animal" weight; "didn", "'t", "cross" give
+    "animal" more than "it" does (the lesson's rows, read from its saved output: pretrained)."""
+    from .questions import printed
+    blocks, heads = printed("11", "read_gguf_config", r"(\d+) blocks, .*?h = (\d+) query heads")
+    assert int(blocks) * int(heads) == 270, f"{blocks} blocks x {heads} heads, the question says 270"
+    top = printed("11", "head_weight_grid", r"layer\s+(\d+) head (\d+): [\d.]+ of 'it''s attention")
+    shown = printed("11", "bertviz_views", r"opens on layer (\d+), head (\d+)")
+    assert top == shown, f"largest 'it'->'animal' head {top}, the view opens on {shown}"
+    (more,) = printed("11", "That head's whole map", r"(\d+) give it more \(didn, 't, cross\)")
+    assert int(more) == 3, more
+
+
 QUESTIONS = [
     Choice(
         "11.q1",
@@ -193,6 +207,7 @@ QUESTIONS = [
                    "At \"it\" a decoder has not read \"tired\": the causal mask hides it. The next cells show "
                    "that \"it\" attends exactly alike in the *tired* and *wide* sentences."),
         ],
+        verify=_verify_animal_head,
     ),
     Choice(
         "11.q6",

@@ -12,10 +12,13 @@ Three kinds:
 - `Predict`: a `Choice` asked *before* the cell that computes the answer (`reveal` names
   it); in the learner's copy that cell's output is cleared, so the prediction comes first.
 
-Text, options and feedback are Markdown; `$…$` is math (rendered by MathJax in JupyterLab
-and in the export). `verify`, where given, recomputes what the lesson computes and asserts
-that the right answer agrees with it (tests call it, so a question can never drift from
-its lesson).
+Text, options and feedback are Markdown; `$…$` is math, written in the TeX subset that the
+course's own reader (`course_lib.mathtext`) turns into readable text and MathML in the widget,
+in JupyterLab and in the HTML export alike (no MathJax needed). `verify`, where given,
+recomputes what the lesson computes — or, for a number that comes from training or pretrained
+weights, reads it from the lesson's saved output (`saved_output`), which nbval holds to a re-run
+on another machine — and asserts that the right answer, and any number the question quotes,
+agrees with it (tests call it, so a question can never drift from its lesson).
 """
 from __future__ import annotations
 
@@ -143,6 +146,37 @@ def all_questions(lesson: str | None = None) -> list[Question]:
     chosen = [q for q in REGISTRY.values()
               if lesson is None or q.lesson == f"{int(lesson):02d}"]
     return sorted(chosen, key=lambda q: (q.lesson, q.number))
+
+
+def saved_output(lesson: str, source_contains: str) -> str:
+    """The text the instructor notebook of `lesson` ("09") printed, in the code cells whose
+    source contains `source_contains`: the saved outputs that nbval compares with a re-run of
+    the lesson (on a simulated other CPU), so a number read here is the lesson's own number on
+    any machine nbval passes on. For `verify` functions; needs the repository's notebooks/."""
+    import json
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3] / "notebooks"
+    (path,) = sorted(root.glob(f"{int(lesson):02d}_*.ipynb"))
+    texts = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code" or source_contains not in "".join(cell["source"]):
+            continue
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            texts.append(text if isinstance(text, str) else "".join(text))
+    if not texts:
+        raise AssertionError(f"lesson {lesson}: no saved output of a cell containing {source_contains!r}")
+    return "\n".join(texts)
+
+
+def printed(lesson: str, source_contains: str, pattern: str) -> tuple[str, ...]:
+    """The groups of `pattern` (a regex) in `saved_output(lesson, source_contains)`; a clear
+    error if the lesson no longer prints it."""
+    text = saved_output(lesson, source_contains)
+    m = re.search(pattern, text)
+    if not m:
+        raise AssertionError(f"lesson {lesson} no longer prints {pattern!r}; it printed:\n{text[:800]}")
+    return m.groups()
 
 
 def get(question_id: str) -> Question:
