@@ -300,6 +300,20 @@ def test_questions_lists_one_line_each(capsys):
         listing.lessons_chosen("two")
 
 
+def test_questions_listing_says_formulas_in_words_not_tex():
+    """An instructor reads the listing in a terminal: no backslash, brace, $ or ^ of TeX."""
+    tex = re.compile(r"\\[A-Za-z]+|[{}$^]")     # (code names such as d_k may keep their _)
+    lines = listing.listing()
+    assert len(lines) == len(QUESTIONS)
+    raw = [line for line in lines if tex.search(line)]
+    assert not raw, f"{len(raw)} lines show raw TeX, e.g. {raw[:3]}"
+    by_id = {line.split()[0]: line for line in lines}
+    assert "q dot k over square root of d sub k" in by_id["2.q3"], by_id["2.q3"]
+    planted = Question.__new__(Question)                     # a question never registered
+    planted.id, planted.kind, planted.text = "99.q1", "choice", r"Why $q \cdot k / \sqrt{d_k}$?"
+    assert not tex.search(listing.line(planted)) and "square root of d sub k" in listing.line(planted)
+
+
 def test_course_py_has_the_questions_command():
     sys.path.insert(0, str(ROOT))
     import course

@@ -7,7 +7,7 @@ import sys
 
 from course_lib.console import utf8_output
 
-from course_lib.mathtext import plain_text
+from course_lib.mathtext import words
 from .questions import all_questions
 
 WIDTH = 80
@@ -28,10 +28,11 @@ def lessons_chosen(text: str | None) -> list[str] | None:
 
 
 def line(question, width: int = WIDTH) -> str:
-    """"2.q1  choice   Why do we divide the scores by d_k's square root …" (≤ width chars)."""
+    """"2.q3  choice   Is the score q dot k over square root of d sub k a cosine …" (≤ width
+    chars): the first words, each formula in words (mathtext.words), never raw TeX."""
     kind = question.kind
     head = f"{question.id:<6} {kind:<8} "
-    text = plain_text(question.text)
+    text = words(question.text)         # formulas in words: a terminal shows no TeX
     room = width - len(head)
     if len(text) > room:
         text = text[:room - 1].rsplit(" ", 1)[0] + "…"
