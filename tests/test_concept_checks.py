@@ -60,6 +60,37 @@ def test_every_question_has_feedback_for_every_wrong_answer(q):
     assert q.text.strip() and q.text.count("$") % 2 == 0, f"{q.id}: unbalanced $ in the text"
 
 
+# A wrong answer's feedback points to where the lesson shows it (issue 42: "points to the cell or
+# figure that shows it", not only why): a section, cell, figure, table, exercise, explorer, demo,
+# map, list, plot or output named, or "above"/"below"/"printed"/"the next cell".
+PLACE = re.compile(r"§|\bsections?\b|\bcells?\b|\bfigures?\b|\btables?\b|\bexercises?\b|\bexplorer\b"
+                   r"|\blessons?\b|\babove\b|\bbelow\b|\bprinted\b|\bdemo\b|\bmaps?\b|\blist\b|\bplots?\b"
+                   r"|\bgrid\b|\bheatmap\b|\bpanel\b|\bwidget\b|\bslider\b", re.IGNORECASE)
+
+
+def _wrong_feedback(q):
+    if q.kind == NUMBER:
+        return [("too low", q.too_low), ("too high", q.too_high)]
+    return [(LETTERS[i], o.feedback) for i, o in enumerate(q.options) if not o.right]
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
+def test_every_wrong_answers_feedback_points_to_a_place_in_the_lesson(q):
+    nowhere = [key for key, text in _wrong_feedback(q) if not PLACE.search(text)]
+    assert not nowhere, f"{q.id}: the feedback of {nowhere} says why, but not where the lesson shows it"
+
+
+def test_feedback_that_points_nowhere_is_found():
+    planted = Question.__new__(Question)                      # never registered
+    planted.id, planted.kind = "99.q2", "choice"
+    planted.options = (Option("a", "Right (the table above).", right=True),
+                       Option("b", "No: the rows no longer sum to 1."),          # why, but not where
+                       Option("c", "No: see the figure after exercise 5.2."))
+    assert [k for k, t in _wrong_feedback(planted) if not PLACE.search(t)] == ["b"]
+    planted.kind, planted.too_low, planted.too_high = NUMBER, "Too low: the std, not the variance.", "Too high (§3)."
+    assert [k for k, t in _wrong_feedback(planted) if not PLACE.search(t)] == ["too low"]
+
+
 @pytest.mark.parametrize("q", [q for q in QUESTIONS if q.verify], ids=lambda q: q.id)
 def test_every_answer_agrees_with_what_its_lesson_computes(q):
     q.verify()

@@ -72,7 +72,7 @@ QUESTIONS = [
                    "cells show two). ⏳ *not solved yet* means there is no answer yet."),
             Option("Your code raised an error.",
                    "No: an error in your code gets 💥 *crashed*, with the line where it happened. "
-                   "⏳ *not solved yet* means the stub is still there."),
+                   "⏳ *not solved yet* means the stub is still there. (The verdicts are listed in section 4.)"),
         ],
         verify=_verify_hourglass,
     ),
@@ -83,16 +83,16 @@ QUESTIONS = [
         [
             Option("✅ correct: the result still sums to zero.",
                    "No: what sums to zero now is each *column*. `dim=0` averages down the columns; a "
-                   "row's own mean is over the last axis, `dim=-1`."),
+                   "row's own mean is over the last axis, `dim=-1`. (The demo cell below prints the check's verdict.)"),
             Option("❌ not right yet, naming the column mean.",
                    "Right: `dim=0` is the mean of each column, and the checker recognises that slip "
                    "by name. A row's mean is `x.mean(dim=-1, keepdim=True)`.", right=True),
             Option("💥 crashed: the shapes $(n, d)$ and $(1, d)$ cannot be subtracted.",
                    "No: with `keepdim=True` the column means have shape $(1, d)$, which broadcasts "
-                   "against $(n, d)$. It runs, and computes the wrong thing."),
+                   "against $(n, d)$. It runs, and computes the wrong thing. (The demo cell below: no crash, a ❌.)"),
             Option("⏳ not solved yet.",
                    "No: ⏳ *not solved yet* is only for the stub. Here there is a function, and it "
-                   "gives an answer — the wrong one."),
+                   "gives an answer — the wrong one. (The demo cell below prints ❌, naming the column mean.)"),
         ],
         reveal="3d811b7a",
         verify=_verify_column_mean,
@@ -106,7 +106,7 @@ QUESTIONS = [
                    "differs is *where* they are written: into the caller's tensor."),
             Option("The checker rejects every use of `-=`.",
                    "No: `-=` on a tensor your function made itself is fine. The slip is changing the "
-                   "input the caller handed you."),
+                   "input the caller handed you. (The in-place demo above: the check says the function changed its input.)"),
             Option("It changed the caller's `x`: after the call, the caller's tensor holds the centred values.",
                    "Right: `x -= …` writes into the tensor the caller passed in. The caller may still "
                    "need it; build a new tensor, `x - …`.", right=True),
@@ -148,7 +148,7 @@ QUESTIONS = [
                    "honestly how an exercise was solved. *Run All* never runs it.", right=True),
             Option("Marks the exercise as failed, so it can no longer be solved.",
                    "No: you can still solve it and run its check; the progress then says *solved after "
-                   "seeing the solution*."),
+                   "seeing the solution*. (Section 5, *Your copy of the course*.)"),
         ],
     ),
 ]

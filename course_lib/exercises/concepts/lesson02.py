@@ -115,7 +115,7 @@ QUESTIONS = [
                    "(§1, the cell after the figure).", right=True),
             Option("It is cheaper to compute.",
                    "No: it needs every weight and mixes every value; the argmax only picks one. Its "
-                   "advantage is the gradient."),
+                   "advantage is the gradient. (The cell above prints the soft lookup's ∂output/∂q; the hard one has none.)"),
         ],
         verify=_verify_soft_lookup,
     ),
@@ -162,9 +162,9 @@ QUESTIONS = [
               "$\\sqrt{256} = 16$ — the next cell's table measures 16.0.",
         too_low="Too low. The variance of a sum of $d_k$ independent terms of variance 1 is $d_k = 256$, "
                 "and the std is its square root. (1 is the std of the *scaled* score "
-                "$q \\cdot k / \\sqrt{d_k}$.)",
+                "$q \\cdot k / \\sqrt{d_k}$.) Section 3's text above works it out.",
         too_high="Too high. 256 is the *variance* of $q \\cdot k$; the standard deviation is its "
-                 "square root.",
+                 "square root. (Section 3's text above.)",
         verify=_verify_std,
     ),
     Choice(
@@ -213,17 +213,17 @@ QUESTIONS = [
         [
             Option("Nothing: both give the blocked keys weight 0.",
                    "Both do give them 0 — but zeroing after the softmax leaves rows that sum to less "
-                   "than 1, so the output is shrunk as well as masked."),
+                   "than 1, so the output is shrunk as well as masked. (Section 4's cell above checks that the rows sum to 1.)"),
             Option("The rows no longer sum to 1: the allowed keys keep the shares they had beside the "
                    "blocked ones.",
                    "Right: the blocked keys still took part in the normalisation. With $-\\infty$ before "
                    "the softmax, the allowed keys share all the weight (§4).", right=True),
             Option("The blocked keys still receive some weight.",
                    "No: zeroing sets them exactly to 0. The problem is the other keys' weights, which "
-                   "no longer sum to 1."),
+                   "no longer sum to 1. (Section 4: the weights of `attention` above sum to 1 per row, masked or not.)"),
             Option("The softmax returns NaN.",
                    "No: nothing here is infinite or divided by zero; the rows just sum to less than 1. "
-                   "(NaN appears when a row has *no* allowed key and every score is $-\\infty$.)"),
+                   "(NaN appears when a row has *no* allowed key and every score is $-\\infty$.) Section 4's cell above checks that the rows sum to 1."),
         ],
         verify=_verify_mask_after,
     ),

@@ -143,7 +143,7 @@ QUESTIONS = [
             Option("Always, because pad queries must output zeros.",
                    "The padding mask hides pad **keys**, not queries: pad positions still compute outputs, "
                    "which the loss ignores (`ignore_index`). A pad query with no allowed key at all is what "
-                   "`safe_softmax` turns into zeros."),
+                   "`safe_softmax` turns into zeros. (Section 4, padding masks.)"),
             Option("Never: pads change nothing, since they are just a special token.",
                    "A pad is embedded like any token and, unmasked, gets attention weight: section 4 "
                    "replaced the pads by other tokens and the outputs at the real positions moved."),
@@ -204,7 +204,7 @@ QUESTIONS = [
         right="Right: $\\ln 75 \\approx 4.32$ nats — the line \"uniform (ln V)\" on the loss curves of "
               "section 9. The untrained model starts slightly above it (section 8 explains why).",
         too_low="Too low. Each character gets $p = 1/75$, so the loss is $-\\ln(1/75) = \\ln 75$. "
-                "($\\log_{10} 75 \\approx 1.88$ is the wrong logarithm.)",
+                "($\\log_{10} 75 \\approx 1.88$ is the wrong logarithm.) The vocabulary of 75 is printed in section 7.",
         too_high="Too high. $\\log_2 75 \\approx 6.23$ would be in **bits**; the loss uses the natural "
                  "logarithm: $\\ln 75$ nats (section 8).",
         verify=_verify_ln_v,

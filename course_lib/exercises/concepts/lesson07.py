@@ -122,13 +122,13 @@ QUESTIONS = [
             Option("Positions 2 to 5: the causal mask hides the change from the earlier ones.",
                    "The causal mask is on the *self*-attention over target positions; it says nothing about "
                    "the source. Cross-attention has no causal mask, so every target position reads source "
-                   "word 2."),
+                   "word 2. (Section 1: the checker's demo names a causal mask in cross-attention as a slip.)"),
             Option("Only position 2, the one aligned with source word 2.",
                    "Source and target positions are not aligned one to one (the lengths even differ). Each "
-                   "target position's query weighs *every* source word."),
+                   "target position's query weighs *every* source word. (Section 1: the weights' shape `(batch, h, n_tgt, n_src)` printed above.)"),
             Option("None: the decoder's outputs depend on the target tokens only.",
                    "The cross-attention sublayer mixes the memory into every target position — that is how "
-                   "the source reaches the translation."),
+                   "the source reaches the translation. (Section 2: the decoder block's three sublayers.)"),
             Option("All 6.",
                    "Right: cross-attention needs no causal mask, so every target position reads every "
                    "source word, and changing one changes all six outputs.", right=True),
@@ -168,9 +168,9 @@ QUESTIONS = [
               "\\cdot 5 = 120$ — one weight per head, per target position, per source word (section 4's "
               "table: `cross_weights`).",
         too_low="Too low. $2 \\cdot 4 \\cdot 3 \\cdot 3 = 72$ would be the decoder's masked *self*-attention "
-                "$(2, 4, 3, 3)$. Cross-attention has one column per **source** word: $(2, 4, 3, 5)$.",
+                "$(2, 4, 3, 3)$. Cross-attention has one column per **source** word: $(2, 4, 3, 5)$. (Section 4's shape table and explorer above.)",
         too_high="Too high. $2 \\cdot 4 \\cdot 5 \\cdot 5 = 200$ would be the encoder's self-attention "
-                 "$(2, 4, 5, 5)$. Cross-attention has one row per **target** position: $(2, 4, 3, 5)$.",
+                 "$(2, 4, 5, 5)$. Cross-attention has one row per **target** position: $(2, 4, 3, 5)$. (Section 4's shape table and explorer above.)",
         verify=_verify_cross_count,
     ),
 ]

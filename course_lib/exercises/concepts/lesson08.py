@@ -86,7 +86,7 @@ QUESTIONS = [
             Option("Nothing special: the padding mask in attention already hides the pads.",
                    "That mask stops other positions from *reading* a pad as a key. The padded positions "
                    "still produce predictions, and the loss would score them — only `ignore_index` leaves "
-                   "them out."),
+                   "them out. (Section 4: the labels printed above end in pads, id 0.)"),
             Option("Padding is removed before the model runs, so there is nothing to skip.",
                    "The tensor keeps its padded shape `(batch, longest + 1)` (exercise 8.1): padding costs "
                    "compute. It is the loss that skips those positions."),
@@ -147,9 +147,9 @@ QUESTIONS = [
               "that know nothing cost more than equal ones.",
         too_low="Too low. $\\log_{10} 35 \\approx 1.54$? Cross-entropy in nats uses the natural log: "
                 "$-\\ln(1/35) = \\ln 35$. (And 0.66 is the floor a *perfect* model reaches with label "
-                "smoothing, not the start.)",
+                "smoothing, not the start.) Section 8's first printed loss: ln V, uniform guessing.",
         too_high="Too high. $\\log_2 35 \\approx 5.13$ would be bits; the loss is in nats, $\\ln 35$. "
-                 "Or did you take $V$ = 35 itself? The loss is $-\\log p$ of the right piece, $p = 1/35$.",
+                 "Or did you take $V$ = 35 itself? The loss is $-\\log p$ of the right piece, $p = 1/35$. (Section 8's first printed loss.)",
         verify=_verify_ln_v,
     ),
     # 8.q5 has no verify: greedy decoding's definition (one piece per step, fed back), as
@@ -192,7 +192,7 @@ QUESTIONS = [
                    "so a wider search finds the same answer (the text after the list)."),
             Option("Only with a beam larger than the vocabulary, so that every sentence is tried.",
                    "Beam search never tries every sentence ($V^n$ of them); $k$ = 4 to 5 is typical. What "
-                   "it needs is a model that hesitated, not a huge beam."),
+                   "it needs is a model that hesitated, not a huge beam. (Section 11: the list above used $k$ = 4.)"),
         ],
         verify=_verify_beam_repairs_few,
     ),

@@ -96,7 +96,7 @@ QUESTIONS = [
             Option("T5: encoder-only, bidirectional, labels each input position.",
                    "T5 is an encoder-decoder: a bidirectional encoder reads the input text (the task is a "
                    "prefix such as `summarize:`), and a causal decoder writes an answer of any length through "
-                   "cross-attention."),
+                   "cross-attention. (The table at the top of section 1.)"),
             Option("BERT: encoder-only, causal, predicts the next token.",
                    "That is a causal encoder — section 1's fourth model, the instructive failure. BERT's "
                    "encoder is bidirectional and trained by masked-language modelling."),
@@ -117,11 +117,11 @@ QUESTIONS = [
                    "only the mask differs.", right=True),
             Option("Outputs 0, 1, 2 only.",
                    "Reversed: output 0 needs input 5, the *last* digit, which a causal mask hides from it. "
-                   "It is the late outputs whose needed digit is already in the past."),
+                   "It is the late outputs whose needed digit is already in the past. (The accuracies printed by the next cell.)"),
             Option("None: a causal model cannot reverse a sequence.",
                    "The decoder-only model is causal too and reverses perfectly: it writes the answer "
                    "*after* reading all six digits. The causal encoder fails only where the needed digit "
-                   "is in its future."),
+                   "is in its future. (The accuracies printed by the next cell: the decoder-only line.)"),
         ],
         reveal="65d9e86d",
         verify=_verify_causal_encoder,
@@ -135,7 +135,7 @@ QUESTIONS = [
               "give it at most 1: at most $3/6 = 0.5$. Compare the causal encoder's line in the next "
               "cell's output (the text after the maps explains it).",
         too_low="Too low: outputs 3, 4 and 5 *can* see their needed digit and may give it all their weight, "
-                "1 each. Only outputs 0–2 are held to 0 by the mask: $(0+0+0+1+1+1)/6$.",
+                "1 each. Only outputs 0–2 are held to 0 by the mask: $(0+0+0+1+1+1)/6$. (Section 1's text after the maps.)",
         too_high="Too high: for outputs 0, 1 and 2 the needed digit is in the future, and the causal mask "
                  "gives it weight exactly 0 (the claim cell checks it). Those three zeros cap the mean of six "
                  "at $3/6$.",
@@ -175,10 +175,10 @@ QUESTIONS = [
                    "belongs to one head: the mean weight its tokens put on `[CLS]`."),
             Option("`[CLS]` carries 85 % of the information this head passes on.",
                    "A weight is not an amount of information: a position whose value changes little can "
-                   "take much weight and pass on almost nothing — the \"no-op\" reading of delimiter heads."),
+                   "take much weight and pass on almost nothing — the \"no-op\" reading of delimiter heads. (Section 4's text above the table of scores.)"),
             Option("The head attends to `[CLS]` in 85 % of the sentences.",
                    "It is an average weight, not a share of sentences: every inner token of every sentence "
-                   "adds its $A_{i,\\text{[CLS]}}$ to the mean."),
+                   "adds its $A_{i,\\text{[CLS]}}$ to the mean. (Section 4's table of scores.)"),
         ],
         verify=_verify_cls_head,
     ),

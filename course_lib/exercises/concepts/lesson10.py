@@ -94,9 +94,9 @@ QUESTIONS = [
               "occurrence); the head copies the token that *followed* it, at position 6 — the token "
               "at 16.",
         too_low="Too low. $15 - 10 = 5$ is the earlier occurrence of the *current* token. The induction head "
-                "attends to the position after it, $i - \\text{period} + 1$, whose token comes next.",
+                "attends to the position after it, $i - \\text{period} + 1$, whose token comes next. (Exercise 10.2's induction score.)",
         too_high="Too high. Count back one period from 16, the position to predict: $16 - 10 = 6$. The key "
-                 "must hold the token that followed the earlier occurrence of token 15.",
+                 "must hold the token that followed the earlier occurrence of token 15. (Exercise 10.2's induction score.)",
         verify=_verify_induction_key,
     ),
     # 10.q3 has no verify: an argument about what one layer's keys can hold; the lesson shows it
@@ -112,10 +112,10 @@ QUESTIONS = [
                    "$j$'s neighbour that only an earlier layer can put into $j$ (section 3).", right=True),
             Option("One head can attend to only one position at a time.",
                    "A head attends to any mix of positions, and the induction head does pick one. The problem "
-                   "is what a layer-0 key *contains*: nothing about its neighbour."),
+                   "is what a layer-0 key *contains*: nothing about its neighbour. (Section 3's maps above: a previous-token head in layer 0, then the induction head.)"),
             Option("One layer has too few parameters to store the rule.",
                    "It is wiring, not size: the rule needs information that one attention step cannot reach "
-                   "(a key knows its own token only). The trained model has 11 713 parameters in all."),
+                   "(a key knows its own token only). The trained model has 11 713 parameters in all. (Printed in section 2; section 3's maps show the two-layer wiring.)"),
             Option("The causal mask stops a head from looking back more than one position.",
                    "The causal mask hides only the future; the induction head looks back a whole period "
                    "(the squares on its map)."),
@@ -137,10 +137,10 @@ QUESTIONS = [
                    "\"at least $\\ln V - 0.3$\").", right=True),
             Option("It rises about as much as with one previous-token head off.",
                    "With one head off the other still does part of the job. Both off leave the induction "
-                   "heads' keys nothing to match, and the loss returns to the uniform guess."),
+                   "heads' keys nothing to match, and the loss returns to the uniform guess. (Section 4's ablation table: one layer-0 head off, then both.)"),
             Option("Only the first copy's loss changes.",
                    "The first copy is random, so nothing there depended on copying: it barely moves. It is the "
-                   "repeated copy that needs the circuit."),
+                   "repeated copy that needs the circuit. (Section 4's ablation table, its first-copy column.)"),
         ],
         reveal="9e679294",
         verify=_verify_layer0_ablation,
@@ -161,7 +161,7 @@ QUESTIONS = [
                    "without the head."),
             Option("That the induction head works on its own.",
                    "The opposite: without layer 0 the induction heads are blind too — the loss goes back to "
-                   "uniform when either layer is off. The heads work as a pair."),
+                   "uniform when either layer is off. The heads work as a pair. (Section 4's ablation table: layer 0 (both) and layer 1 (both).)"),
         ],
         verify=_verify_induction_ablation,
     ),

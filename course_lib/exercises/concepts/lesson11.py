@@ -136,10 +136,10 @@ QUESTIONS = [
                    "positions change. RoPE adds nothing: it rotates $q$ and $k$ inside attention."),
             Option("RoPE ignores positions beyond the length it was trained on.",
                    "Positions 1000–1011 are well inside SmolLM2's 8 192-token context, and RoPE rotates by "
-                   "any angle. Equal logits come from relative positions, not from a cut-off."),
+                   "any angle. Equal logits come from relative positions, not from a cut-off. (Section 2.2: the logits at positions 0 and 1000, printed above.)"),
             Option("The causal mask cancels the offset.",
                    "The mask only decides which keys a query may see; it is the same triangle at any offset. "
-                   "The scores stay equal because they depend on $n - m$ only."),
+                   "The scores stay equal because they depend on $n - m$ only. (Section 2.2's cell above: same logits at offset 1000.)"),
         ],
         verify=_verify_rope,
     ),
@@ -154,13 +154,13 @@ QUESTIONS = [
                    "of 1 132 MB over the full context.", right=True),
             Option("Two thirds of the attention scores: only 3 heads compute $q k^\\top$.",
                    "All 9 query heads still compute their own scores and weights; they share the keys "
-                   "(`repeat_kv` copies each to its group). The saving is in what is stored, not computed."),
+                   "(`repeat_kv` copies each to its group). The saving is in what is stored, not computed. (Section 2.4: the two caches printed above.)"),
             Option("Nothing at generation time; it only makes training faster.",
                    "The point is generation: every generated token keeps its keys and values in every layer, "
                    "and with 3 K/V heads that cache is 3× smaller (section 2.4)."),
             Option("Accuracy: sharing keys makes the heads agree.",
                    "Sharing is a trade of memory against freedom, not a gain in accuracy; each query head "
-                   "still has its own $W^Q$ and attends in its own way."),
+                   "still has its own $W^Q$ and attends in its own way. (Section 2.4: the multi-head copy printed above gives the same logits.)"),
         ],
         verify=_verify_gqa,
     ),
@@ -220,13 +220,13 @@ QUESTIONS = [
             Option("The queries, keys and values of every earlier token.",
                    "An earlier token's query is never used again: only the *new* token asks. Keeping "
                    "queries would waste memory — the cache holds $2 \\cdot L \\cdot h_{kv} \\cdot n \\cdot "
-                   "d_k$ numbers, keys and values."),
+                   "d_k$ numbers, keys and values. (Section 7 and exercise 11.5: the cache is `k_cache`, `v_cache`.)"),
             Option("The attention weights of the earlier steps, reused for the new token.",
                    "The new token's weights are a new row — its own query against all keys — and every "
-                   "earlier row stays as it was. Nothing about weights is reused."),
+                   "earlier row stays as it was. Nothing about weights is reused. (Exercise 11.5: each step computes a new row of weights.)"),
             Option("The logits of earlier positions, so they need not be recomputed.",
                    "Earlier logits are never needed again once their token is chosen. What the new token "
-                   "needs from the past is the keys and values to attend over."),
+                   "needs from the past is the keys and values to attend over. (Section 7 and exercise 11.5.)"),
         ],
         verify=_verify_kv_cache,
     ),
