@@ -62,6 +62,13 @@ def _verify_induction_ablation():
     assert _ablation("layer 1 (both)") >= math.log(32) - 0.3
 
 
+def _verify_parameter_count():
+    """10.q3's feedback quotes the trained model's 11 713 parameters, as section 2 prints them."""
+    from .questions import printed
+    (n,) = printed("10", "model.parameters()", r"trained (\d+) parameters")
+    assert int(n) == 11713, f"the lesson prints {n} parameters, 10.q3 says 11 713"
+
+
 QUESTIONS = [
     Predict(
         "10.q1",
@@ -99,8 +106,6 @@ QUESTIONS = [
                  "must hold the token that followed the earlier occurrence of token 15. (Exercise 10.2's induction score.)",
         verify=_verify_induction_key,
     ),
-    # 10.q3 has no verify: an argument about what one layer's keys can hold; the lesson shows it
-    # through the ablations that 10.q4 and 10.q5 verify.
     Choice(
         "10.q3",
         "Why does in-context copying need heads in *two* layers — a previous-token head, then an induction "
@@ -120,6 +125,7 @@ QUESTIONS = [
                    "The causal mask hides only the future; the induction head looks back a whole period "
                    "(the squares on its map)."),
         ],
+        verify=_verify_parameter_count,
     ),
     Predict(
         "10.q4",
