@@ -27,8 +27,8 @@ the focus is. One pass, in order, as a learner would:
    is spoken;
 8. Run All: afterwards neither the page's focus nor Orca's position (Where Am I) is in an
    explorer (a drop-down entering the page used to pull Orca's position into it);
-9. the same lesson as its HTML export (`course.py html`; the page up to the end of section 3,
-   which is what is read), browse mode: the heading key (H) reaches the section by its words,
+9. the same lesson as its HTML export (`course.py html`; the page holds the lesson's title and
+   section 3, the part read), browse mode: the heading key (H) reaches the section by its words,
    Down reads its formulas as phrases (≤ 10 % single symbols), and Say All from there speaks
    no formula letter by letter;
 and nowhere a mathematical italic letter (U+1D400-U+1D7FF, which espeak-ng spells "letter 1
@@ -41,6 +41,7 @@ with that line. Rerun: `.venv-instructor/bin/python -m pytest tests/test_screen_
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import importlib.util
 import re
 import shutil
@@ -83,15 +84,35 @@ def _formula_reading(heard: list[str], phrase: str) -> None:
     assert len(single) <= 0.1 * len(heard), f"{len(single)} of {len(heard)} utterances one symbol: {heard}"
 
 
-def _export_through_section_3(out: Path) -> Path:
-    """Lesson 02's page as `course.py html` makes it, up to the end of section 3: what step 9
-    reads. Orca takes in a whole page before its keys work (the whole lesson: about 55 s on a
-    busy machine); the whole page's markup is audited by tests/test_accessibility.py and its
-    accessibility tree read by tests/test_export_html.py."""
+@contextlib.contextmanager
+def _lab_and_screen_reader():
+    """The course's JupyterLab and the screen reader, started side by side (each waits on
+    processes of its own: a few seconds off the pass); stopped in the reverse order."""
+    server = bs.LabServer()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        lab_up = pool.submit(server.__enter__)
+        try:
+            with srs.ScreenReader() as sr:
+                yield lab_up.result(timeout=300), sr
+        finally:
+            try:
+                lab_up.result(timeout=300)
+            except BaseException:
+                pass                    # it did not start: LabServer.start stopped what it began
+            else:
+                server.__exit__(None, None, None)
+
+
+def _export_section_3(out: Path) -> Path:
+    """Lesson 02's page as `course.py html` makes it, with the lesson's title and section 3
+    only: what step 9 reads. Orca takes in a whole page before its keys work (the whole lesson:
+    about 55 s on a busy machine); the whole page's markup is audited by
+    tests/test_accessibility.py and its accessibility tree read by tests/test_export_html.py."""
     path = bs.ROOT / "notebooks" / f"{LESSON}.ipynb"
     nb = export_html._check_notebook(path)
-    end = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## 4."))
-    nb.cells = nb.cells[:end]
+    heads = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.startswith("## ")]
+    start = next(i for i in heads if nb.cells[i].source.startswith("## 3."))
+    nb.cells = nb.cells[:1] + nb.cells[start:heads[heads.index(start) + 1]]
     export_html.copy_mathjax(out)
     return export_html.export_notebook(nb, path, out)
 
@@ -211,8 +232,8 @@ def test_lesson_02_with_orca():
     export_dir = Path(tempfile.mkdtemp(prefix="course-orca-export-"))
     # Step 9's page is made while the lab starts (about 14 s, off the pass's time).
     exporting = concurrent.futures.ThreadPoolExecutor(1)
-    exported_page = exporting.submit(_export_through_section_3, export_dir)
-    with bs.LabServer() as lab, srs.ScreenReader() as sr, sync_playwright() as pw:
+    exported_page = exporting.submit(_export_section_3, export_dir)
+    with _lab_and_screen_reader() as (lab, sr), sync_playwright() as pw:
         port = bs.free_port()
         sr.chromium_app(lab.notebook_url(f"notebooks/{LESSON}.ipynb"), str(bs.CHROMIUM),
                         [a for a in bs.CHROMIUM_ARGS if a != "--headless"], port)
@@ -364,7 +385,10 @@ def test_lesson_02_with_orca():
             page.goto(exported.as_uri())
             page.wait_for_function("() => document.querySelectorAll('.MJX_Assistive_MathML').length > 10",
                                    timeout=60_000)
-            note("export load", sr.settle(quiet=2.0, timeout=15))
+            # Orca says the page has loaded, then reads it from the top (its "speak a page when it
+            # is first loaded"): once loaded, Control stops the reading, as a learner would.
+            _until(sr, note, "export load", [], lambda t: "Finished loading" in t)
+            note("stop reading", sr.press("Control_L", quiet=1.0, timeout=5, first=2))
             found = []
             for i in range(12):
                 found = note(f"export h {i + 1}", sr.press("h", first=READ_S))
