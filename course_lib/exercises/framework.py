@@ -1,4 +1,6 @@
 """The checker framework behind every exercise.
+Length: one procedure (run the learner's code, match it against the planted mistakes on every
+input and probe, then fall back to feedback.py) whose steps share one Exercise's state.
 
 An :class:`Exercise` knows the reference solution, how to make random inputs,
 and a list of :class:`Mistake` s. A mistake is a *planted wrong implementation*
