@@ -136,12 +136,21 @@ def _lesson(path: Path, question_ids, executed: bool = False) -> Path:
 
 def _widget(page):
     """The question drawn by the widget (its page form, `.course-concept-out`, is not shown)."""
-    # In the notebook shown: JupyterLab reopens the module's earlier notebook (its workspace
-    # remembers it) in a hidden tab, whose question came first on the page and never showed —
-    # the test failed so in two full runs, and passed when run by itself.
+    # In the notebook shown (a hidden tab's question would never be visible). In two full runs
+    # the saved question did not show within 150 s, for a reason not found yet (alone, and after
+    # its module's first test beside three busy loops, it shows within a minute): on a timeout,
+    # what the page showed instead is kept and said.
     shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
     root = shown.locator(".jp-OutputArea-output .course-concept").first
-    root.wait_for(timeout=150_000)
+    try:
+        root.wait_for(timeout=150_000)
+    except Exception:
+        bs.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(bs.ARTIFACTS / "concept-check-not-shown.png"), full_page=True)
+        outputs = page.evaluate("() => [...document.querySelectorAll('.jp-NotebookPanel')].map(p => "
+                                "(p.classList.contains('lm-mod-hidden') ? 'hidden: ' : 'shown: ') + "
+                                "[...p.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText.slice(0, 80)).join(' | '))")
+        raise AssertionError(f"the saved question was not drawn in 150 s; the notebooks' outputs: {outputs}")
     assert shown.locator(".jp-OutputArea-output .course-concept-out").count() == 0, \
         "JupyterLab showed the page form, not the widget"
     return root
