@@ -89,6 +89,10 @@ LEFT_TO_ROOT = {
     "(saving and reloading them in JupyterLab runs here)": ["tests/test_bertviz_views.py"],
     "a benchmark's smoke test: lesson 00's explorer timed in the same server and browser that "
     "lesson 08's test runs here": ["tests/test_widget_latency_bench.py"],
+    "a concept check in JupyterLab and in an exported page: its markup, keys and feedback, and its "
+    "answer written to the progress file by the code the exercise checks use (tests/test_progress.py "
+    "and lesson 08's browser test, with the same server, Chromium and workspace, run here)": [
+        "tests/test_concept_browser.py"],
     "what Orca says of lesson 02 is the page's markup and the screen reader's rules, which no "
     "account changes (about 4.5 minutes: its JupyterLab and Chromium as the account are lesson "
     "08's browser test, run here)": ["tests/test_screen_reader.py"],

@@ -131,6 +131,17 @@ class LabServer:
         # the test's own, never a real learner's my-course/ or ~/.transformers-course.
         self.workspace = self._tmp / "my-course"
         self.progress_file = self._tmp / "progress.json"
+        # Jupyter's data folder, where the notary keeps its secret and its signature database
+        # (nbsignatures.db): the test's own. The shared one in ~/.local/share/jupyter is written
+        # by every server and tool of the suite at once, and a server that finds SQLite's lock
+        # held for 5 s (a writer at nice 10, descheduled) fails to open the notebook; a test
+        # signs a notebook with `self.notary()`.
+        self.data_dir = self._tmp / "data"
+
+    def notary(self):
+        """The notebook notary this server trusts by (its secret and signature database)."""
+        from nbformat.sign import NotebookNotary
+        return NotebookNotary(data_dir=str(self.data_dir))
 
     # -- URLs
     @property
@@ -173,6 +184,7 @@ class LabServer:
         env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
         env["JUPYTERLAB_WORKSPACES_DIR"] = str(self._tmp / "workspaces")
         env["JUPYTER_RUNTIME_DIR"] = str(self._tmp / "runtime")
+        env["JUPYTER_DATA_DIR"] = str(self.data_dir)
         env["COURSE_WORKSPACE"] = str(self.workspace)
         env["COURSE_PROGRESS_FILE"] = str(self.progress_file)
         env.pop("JUPYTER_TOKEN", None)

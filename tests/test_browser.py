@@ -399,7 +399,6 @@ def test_bertviz_views_survive_save_and_reload(lab_server, chromium):
     its views can only come back after the reload if saving from JupyterLab signed the
     notebook itself.
     """
-    from nbformat.sign import NotebookNotary
     import nbformat
 
     src = bs.ROOT / SAVE_RELOAD_LESSON
@@ -419,7 +418,7 @@ def test_bertviz_views_survive_save_and_reload(lab_server, chromium):
         nb = nbformat.read(src, as_version=4)
         nb.metadata["course_browser_test"] = "save-and-reload copy"
         nbformat.write(nb, copy)
-        notary = NotebookNotary()
+        notary = lab_server.notary()
         assert not notary.check_signature(nbformat.read(copy, as_version=4)), \
             "the copy should start untrusted"
 

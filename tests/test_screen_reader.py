@@ -216,6 +216,15 @@ def _concept_check(page, sr, note) -> None:
         f"the feedback {words!r} was not spoken: {told}"
 
 
+# Each explorer's status line (changes received, the change shown) and its caption's heard text.
+_EXPLORERS_STATE = """() => [...document.querySelectorAll('.course-live')].map(b => {
+  const st = b.querySelector('.course-live-status'), c = b.querySelector('.course-caption .course-sr-only');
+  return {wanted: st?.dataset.wanted, shown: st?.dataset.shown, final: st?.dataset.final,
+          status: st?.textContent, caption: (c?.textContent || '').slice(0, 60),
+          notLive: b.classList.contains('course-not-live')};
+})"""
+
+
 @pytest.mark.timeout(600)
 def test_lesson_02_with_orca():
     srs.require()
@@ -312,9 +321,15 @@ def test_lesson_02_with_orca():
             assert value != "64", f"three Right presses did not move the slider: {after}"
             # The caption comes once the new figure is drawn: on a busy machine (the whole suite
             # beside) after the window above. Wait for it in the page, then listen.
-            page.wait_for_function("v => [...document.querySelectorAll('.course-caption .course-sr-only')]"
-                                   ".some(c => c.textContent.startsWith('d sub k ' + v + ':'))", arg=value,
-                                   timeout=60_000)
+            try:
+                page.wait_for_function("v => [...document.querySelectorAll('.course-caption .course-sr-only')]"
+                                       ".some(c => c.textContent.startsWith('d sub k ' + v + ':'))", arg=value,
+                                       timeout=60_000)
+            except Exception:
+                # Did the change reach the kernel (data-wanted), was it drawn (data-shown)?
+                state = page.evaluate(_EXPLORERS_STATE)
+                raise AssertionError(f"no caption for d_k {value} within 60 s after the slider moved; "
+                                     f"the explorers: {state}; Orca: {after}") from None
             after = _until(sr, note, "settled", after, lambda t: f"d sub k {value}:" in t)
             after += note("settled", sr.settle(quiet=2.5, timeout=8, first=3))
             assert any(w.startswith(value) for w in after), f"the slider's new value was not spoken: {after}"
