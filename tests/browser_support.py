@@ -351,6 +351,10 @@ class PageWatcher:
 # --------------------------------------------------------------------------- notebook UI
 def open_notebook(page, server: LabServer, relpath: str, timeout_ms: int = 60_000):
     """Open ``relpath`` and wait until its kernel is idle. Returns the panel locator."""
+    if not hasattr(page, "course_console"):
+        # The page's console, kept for a failure's message (wait_widgets_rendered).
+        page.course_console = []
+        page.on("console", lambda m: page.course_console.append(f"{m.type}: {m.text[:300]}"))
     page.goto(server.notebook_url(relpath), wait_until="domcontentloaded")
     return wait_notebook_open(page, Path(relpath).name, timeout_ms)
 
@@ -525,7 +529,13 @@ def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
                                arg=list(WIDGET_FAILURE_TEXTS), timeout=timeout_ms, polling=250)
     except Exception:
         left = widget_failure_texts(page)
-        raise AssertionError(f"widgets still show {left} after {timeout_ms / 1000:.0f} s") from None
+        # Which output, and what the widget manager said: the console's errors and warnings.
+        where = page.evaluate("""texts => [...document.querySelectorAll('.jp-OutputArea-output')]
+            .filter(o => texts.some(t => o.textContent.includes(t)))
+            .map(o => o.innerText.slice(0, 300))""", list(WIDGET_FAILURE_TEXTS))
+        said = [m for m in getattr(page, "course_console", []) if not m.startswith(("log:", "debug:", "info:"))]
+        raise AssertionError(f"widgets still show {left} after {timeout_ms / 1000:.0f} s, in {where}; "
+                             f"the console said: {said[-12:]}") from None
 
 
 def widget_failure_texts(page) -> list[str]:
