@@ -287,16 +287,17 @@ def test_passes_side_by_side_run_at_once_and_report_in_order(tmp_path, monkeypat
     monkeypatch.setattr(course, "ROOT", tmp_path)
     slept = [tmp_path / "first.txt", tmp_path / "second.txt"]
     stage = [("first pass: slow", {}, ["-c", FAKE_PASS, "3.0", "0", str(slept[0])]),
-             ("second pass: quick", {"X": "1"}, ["-c", FAKE_PASS, "2.0", "3", str(slept[1])])]
+             ("second pass: quick", {"X": "1"}, ["-c", FAKE_PASS, "1.0", "3", str(slept[1])])]
     done = course.run_side_by_side([sys.executable], stage, [])
     (a0, a1), (b0, b1) = [map(float, p.read_text(encoding="utf-8").split()) for p in slept]
     assert b0 < a1 and a0 < b1, f"not side by side: the first slept {a0:.1f}-{a1:.1f}, the second {b0:.1f}-{b1:.1f}"
     assert [(t, s) for t, s, _ in done] == [("first pass: slow", 0), ("second pass: quick", 3)]
-    assert done[0][2] >= 3.0 and done[1][2] >= 2.0, done
+    # Each pass's own time: 2 s apart, more than a busy machine's start-up varies.
+    assert done[0][2] >= 3.0 and 1.0 <= done[1][2] < done[0][2], done
     out = capfd.readouterr().out
     assert out.index("== first pass: slow") < out.index("== beside it: second pass: quick")
-    assert out.index("pass 3.0") < out.index("== second pass: quick (beside") < out.index("pass 2.0")
-    assert (tmp_path / "test-artifacts" / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 2.0"
+    assert out.index("pass 3.0") < out.index("== second pass: quick (beside") < out.index("pass 1.0")
+    assert (tmp_path / "test-artifacts" / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 1.0"
 
 
 def test_readme_makefile_and_ci_run_the_same_commands():
