@@ -37,7 +37,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
@@ -529,8 +529,21 @@ _FAILURE_TEXTS_JS = """texts => {
 }"""
 
 
-def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
-    """Wait until no widget shows 'Loading widget...' (or an error placeholder)."""
+# jupyterlab_widgets 3.0.17 (ipywidgets 8.1.9) as it opens a notebook whose kernel is starting:
+# the kernel's "connected" restores the kernel's widgets (none) and marks the state restored
+# while the notebook's saved widgets still wait for a second comm_info reply from the kernel.
+# An output first drawn in that window waits 2 s for its model, then shows this for good
+# (its renderer retries only a view that was waiting before the state was restored). Seen
+# only when the machine is starved: in the full suite, lessons 02 and 03 opened from page load.
+MODEL_RACE = "Error displaying widget: model not found"
+MODEL_RACE_LOG = ARTIFACTS / "widget-model-race.log"
+
+
+def wait_widgets_rendered(page, timeout_ms: int = 30_000, reload_on_race: bool = True) -> None:
+    """Wait until no widget shows 'Loading widget...' (or an error placeholder). Where every
+    one left is the upstream race above, the page is reloaded once (what a learner who sees
+    it does; the kernel is running by then) and the event noted in MODEL_RACE_LOG and as a
+    warning in pytest's summary."""
     try:
         page.wait_for_function(f"texts => ({_FAILURE_TEXTS_JS})(texts).length === 0",
                                arg=list(WIDGET_FAILURE_TEXTS), timeout=timeout_ms, polling=250)
@@ -541,8 +554,20 @@ def wait_widgets_rendered(page, timeout_ms: int = 30_000) -> None:
             .filter(o => texts.some(t => o.textContent.includes(t)))
             .map(o => o.innerText.slice(0, 300))""", list(WIDGET_FAILURE_TEXTS))
         said = [m for m in getattr(page, "course_console", []) if not m.startswith(("log:", "debug:", "info:"))]
-        raise AssertionError(f"widgets still show {left} after {timeout_ms / 1000:.0f} s, in {where}; "
-                             f"the console said: {said[-12:]}") from None
+        message = (f"widgets still show {left} after {timeout_ms / 1000:.0f} s, in {where}; "
+                   f"the console said: {said[-12:]}")
+        if reload_on_race and where and all(w.strip() == MODEL_RACE for w in where):
+            name = unquote(urlsplit(page.url).path.rsplit("/", 1)[-1])
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            with open(MODEL_RACE_LOG, "a", encoding="utf-8") as log:
+                log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {name}: {len(where)} outputs; reloaded\n")
+            import warnings
+            warnings.warn(f"{name}: {len(where)} saved widgets hit jupyterlab_widgets' restore race "
+                          f"({MODEL_RACE}); the page was reloaded once")
+            page.reload(wait_until="domcontentloaded")
+            wait_notebook_open(page, name)
+            return wait_widgets_rendered(page, timeout_ms, reload_on_race=False)
+        raise AssertionError(message) from None
 
 
 def widget_failure_texts(page) -> list[str]:
