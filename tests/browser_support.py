@@ -35,6 +35,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -284,6 +285,7 @@ class PageWatcher:
     closing: bool = False   # set before closing the page: aborted requests are then expected
 
     def attach(self, page) -> "PageWatcher":
+        page.course_watcher = self      # wait_widgets_rendered's reload finds it here
         page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.page_errors.append(str(e)))
         page.on("request", self._on_request)
@@ -561,11 +563,16 @@ def wait_widgets_rendered(page, timeout_ms: int = 30_000, reload_on_race: bool =
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             with open(MODEL_RACE_LOG, "a", encoding="utf-8") as log:
                 log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {name}: {len(where)} outputs; reloaded\n")
-            import warnings
             warnings.warn(f"{name}: {len(where)} saved widgets hit jupyterlab_widgets' restore race "
                           f"({MODEL_RACE}); the page was reloaded once")
+            # A reload aborts the page's open requests (long polls), as closing it does.
+            watcher = getattr(page, "course_watcher", None)
+            if watcher:
+                watcher.closing = True
             page.reload(wait_until="domcontentloaded")
             wait_notebook_open(page, name)
+            if watcher:
+                watcher.closing = False
             return wait_widgets_rendered(page, timeout_ms, reload_on_race=False)
         raise AssertionError(message) from None
 

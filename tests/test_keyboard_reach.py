@@ -259,6 +259,7 @@ def test_the_widget_managers_restore_race_is_met_by_one_reload(lab_server, chrom
     still fails, and a second race after the reload is not hidden."""
     context = chromium.new_context(viewport={"width": 1366, "height": 768})
     page = context.new_page()
+    watcher = bs.PageWatcher().attach(page)
     stem = "00_start_here"
     monkeypatch.setattr(bs, "MODEL_RACE_LOG", tmp_path / "race.log")    # the suite's log keeps real ones only
     try:
@@ -272,6 +273,7 @@ def test_the_widget_managers_restore_race_is_met_by_one_reload(lab_server, chrom
         page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=30_000)
         noted = bs.MODEL_RACE_LOG.read_text(encoding="utf-8")
         assert f"{stem}.ipynb: {n} outputs; reloaded" in noted, noted
+        assert not watcher.problems() and not watcher.closing, watcher.problems()
         page.evaluate(_PLANT, "Error displaying widget")
         with pytest.raises(AssertionError, match="widgets still show"):
             bs.wait_widgets_rendered(page, timeout_ms=2_000)
