@@ -6,7 +6,9 @@
 lines "SPEECH DISPATCHER: Speaking '…'" are the transcript: the text Orca sends to
 speech-dispatcher. There is no sound card, so speech-dispatcher is given
 `AudioOutputMethod "libao"` and libao `default_driver=null` (its default "pulse" output
-makes Orca hang after "Loading. Please wait."). `chromium_app(url)` opens a URL in an app
+makes Orca hang after "Loading. Please wait."); Orca's settings are its defaults but one: it does
+not start reading a page when the page loads (Orca 43 can be left stuck "reading" an empty
+page: see `_home`). `chromium_app(url)` opens a URL in an app
 window of Debian's Chromium with `--force-renderer-accessibility`, the way a learner's
 browser opens it (the page has the keyboard focus), and connects playwright to it over
 CDP to look at the page (never to press keys: keys go through X with xdotool, as a
@@ -21,6 +23,7 @@ is missing (fails instead when COURSE_REQUIRE_SCREEN_READER=1).
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -38,6 +41,10 @@ INSTALL = f"apt-get install -y --no-install-recommends {PACKAGES}"
 BINARIES = ("Xvfb", "orca", "xdotool", "openbox", "dbus-daemon", "gdbus", "speech-dispatcher")
 LIBEXEC = ("/usr/libexec/at-spi-bus-launcher", "/usr/libexec/at-spi2-registryd")
 MATH_ITALIC = re.compile("[\U0001D400-\U0001D7FF]")
+
+# One key press as Orca's debug log records it: the key, then (inside the block) where Orca's
+# focus was, whether Orca kept the key for itself (browse mode) and whether it was in focus mode.
+_KEY_BLOCK = re.compile(r"vvvvv PROCESS ATSPI_KEY_PRESSED_EVENT: '([^']+)' \(\d+\) vvvvv\n(.*?)\^\^\^\^\^", re.S)
 
 # One utterance; a text with a line break (a check's verdict and its "Stuck?" line) spans lines.
 _SPOKEN = re.compile(r"SPEECH DISPATCHER: Speaking '(.*?)'[ \t]*$", re.M | re.S)
@@ -103,6 +110,19 @@ class ScreenReader:
         conf.write_text(conf.read_text(encoding="utf-8")
                         + '\nAudioOutputMethod "libao"\nDefaultModule espeak-ng\n', encoding="utf-8")
         (home / ".libao").write_text("default_driver=null\n", encoding="utf-8")
+        # Orca's settings: its defaults, but for "Automatically start speaking a page when it is
+        # first loaded". Orca 43 starts that reading when JupyterLab's page reports it has loaded;
+        # on a busy machine the page is still empty then, the reading stops without ending
+        # (its debug log: "SayAll called", no "textLines complete"), and Orca believes it is
+        # reading from then on: it never switches to focus mode, so an arrow key on a slider
+        # moves Orca's caret, not the slider (CI, 2026-12-07; reproduced here beside 3 busy loops).
+        orca_dir = home / ".local" / "share" / "orca"
+        orca_dir.mkdir(parents=True)
+        no_reading_on_load = {"sayAllOnLoad": False}
+        (orca_dir / "user-settings.conf").write_text(json.dumps({
+            "general": no_reading_on_load, "pronunciations": {}, "keybindings": {},
+            "profiles": {"default": {"profile": ["Default", "default"], **no_reading_on_load}}}),
+            encoding="utf-8")
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
         return dict(keep, HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(runtime),
                     XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
@@ -188,6 +208,25 @@ class ScreenReader:
             return utterances_of(self.log.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             return []
+
+    def key_decisions(self, key: str, last: int = 3) -> list[str]:
+        """What Orca did with the last `last` presses of `key`, from its debug log: e.g.
+        "Right at [slider | d_k]: kept by Orca: False (Script indication), focus mode: True"
+        (a key Orca keeps in browse mode moves its own caret, not the control)."""
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        out = []
+        for name, block in _KEY_BLOCK.findall(text):
+            if name != key:
+                continue
+            where = re.search(r"LOCATION: (.*)", block)
+            kept = re.search(r"CONSUME:\s+(.*)", block)
+            mode = re.search(r"_inFocusMode: (\w+)", block)
+            out.append(f"{key} at {where.group(1).strip() if where else '?'}: kept by Orca: "
+                       f"{kept.group(1).strip() if kept else '?'}, focus mode: {mode.group(1) if mode else '?'}")
+        return out[-last:]
 
     def said(self) -> list[str]:
         """What Orca said since the last call."""

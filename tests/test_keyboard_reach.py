@@ -54,7 +54,7 @@ _WHERE = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
   const boxes = [...panel.querySelectorAll('.course-live')];
   const box = e && e.closest('.course-live');
-  if (!box) return {explorer: -1, tag: e ? e.tagName : ''};
+  if (!box) return {explorer: -1, tag: e ? e.tagName : '', cls: e ? String(e.className).slice(0, 80) : ''};
   const controls = [...box.querySelectorAll('[role=slider], select, input, textarea, button')]
     .filter(c => !c.closest('.course-caption-box, .course-live-head'));
   return {explorer: boxes.indexOf(box), first: controls[0] === e, tag: e.tagName,
