@@ -618,13 +618,19 @@ def parallel(cores=None):
     return ["-n", str(n), "--dist", "loadfile"] if n > 1 else []
 
 
-def workers(n, name, nice=0):
+def workers(n, name, nice=0, dist="loadfile"):
     """pytest-xdist's options for `n` workers named name0, name1 ... (each keeps its own
     network-guard log and progress file, named after it: tests/conftest.py, so two passes
-    side by side never share one), `nice` lower in priority where the system has that."""
+    side by side never share one), `nice` lower in priority where the system has that.
+    `dist`: "loadfile" keeps a file on one worker (its fixtures built once); "worksteal"
+    hands out single tests, an idle worker taking half of another's queue."""
     spec = "popen//id=%s%d" + ("//nice=%d" % nice if nice and hasattr(os, "nice") else "")
-    return [a for i in range(n) for a in ("--tx", spec % (name, i))] + ["--dist", "loadfile"]
+    return [a for i in range(n) for a in ("--tx", spec % (name, i))] + ["--dist", dist]
 
+
+# A pass whose environment sets this runs that much lower in priority (where the system has
+# priorities): a pass without xdist workers, which carry their own (`workers(nice=…)`).
+PASS_NICE = "COURSE_PASS_NICE"
 
 # How much lower in priority every other test runs beside the first pass: while the two
 # passes want more than the cores, the first pass's lessons keep their pace.
@@ -701,13 +707,19 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         # The checkers' pass: one process, no xdist worker (a worker collects the whole suite
         # again, about 20 s of CPU); it keeps its own network-guard log and progress file
         # (tests/conftest.py reads COURSE_TEST_PASS where there is no worker). The browser pass
-        # keeps two workers, a file each: lesson 02's screen reader (about 250 s) beside its other
-        # browser tests (lesson 02: 412 s with two workers, 436 s in one process).
+        # keeps two workers, and hands them single tests, the longest first (tests/conftest.py):
+        # a file each put lesson 02's screen reader (165 s) and its keyboard tests (75 s) on one
+        # worker, 279 s, while the other was done after 67 s (xdist gives each worker two files
+        # to start with). A file's server is then started by each worker that runs its tests.
         if cores >= 2 and system == "Linux" and browser:
-            first = first[:2] + (first[2] + workers(2, "browser"),)
+            first = first[:2] + (first[2] + workers(2, "browser", dist="worksteal"),)
         else:
             first = (first[0], dict(first[1], COURSE_TEST_PASS="browser"), first[2])
-        every_other = (every_other[0], dict(every_other[1], COURSE_TEST_PASS="other"), every_other[2])
+        # Every other test lower in priority, as in the full suite: lesson 11's Run All in Chromium
+        # (the real LLM's kernel) took 122 s beside it at the same priority.
+        every_other = (every_other[0], dict(every_other[1], COURSE_TEST_PASS="other",
+                                            **({PASS_NICE: str(BESIDE_NICE)} if system != "Windows" else {})),
+                       every_other[2])
         # nbval runs alone, as in the full suite: beside the browser pass, lesson 04's timing
         # claim measured the other pass (the loop over heads "faster" than the batch, ratio 0.08).
         return [[first], [other], [every_other]] if cores < 2 else [[first, every_other], [other]]
@@ -757,8 +769,10 @@ def run_side_by_side(program, stage, extra_args):
             else:
                 say("== " + title)
             out = open(str(log), "wb") if log else None
+            nice = int(extra.get(PASS_NICE, 0))
+            lower = (lambda: os.nice(nice)) if nice and hasattr(os, "nice") else None
             process = subprocess.Popen(command, cwd=str(ROOT), env=with_env(extra), stdout=out,
-                                       stderr=subprocess.STDOUT if out else None)
+                                       stderr=subprocess.STDOUT if out else None, preexec_fn=lower)
             started.append([title, process, out, log, time.monotonic(), None])
         while any(p[5] is None for p in started):
             for p in started:

@@ -40,6 +40,10 @@ def _of(owner, lesson):
 def test_two_lessons_select_their_tests_and_nothing_else(chosen):
     selected, owner = chosen
     assert sorted(selected) == sorted(_of(owner, "02") | _of(owner, "05"))
+    # The longest first (the two workers steal work; a long test started last runs alone).
+    assert selected[0] == "tests/test_screen_reader.py::test_lesson_02_with_orca", selected[:3]
+    assert selected[1:3] == ["tests/test_browser.py::test_lesson_in_browser[02_attention]",
+                             "tests/test_browser.py::test_lesson_in_browser[05_transformer_block]"], selected[:3]
     lesson02, lesson05 = _of(owner, "02"), _of(owner, "05")
     # nbval of each lesson's notebook, and of no other.
     notebooks = {node.split("::")[0] for node in selected if node.startswith("notebooks/")}

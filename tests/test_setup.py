@@ -300,6 +300,21 @@ def test_passes_side_by_side_run_at_once_and_report_in_order(tmp_path, monkeypat
     assert (tmp_path / "test-artifacts" / "test-pass-1.log").read_text(encoding="utf-8").strip() == "pass 1.0"
 
 
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="no process priorities here")
+def test_a_pass_runs_as_much_lower_in_priority_as_its_environment_says(tmp_path, monkeypatch):
+    """`--lesson`'s checkers pass (no xdist workers to carry a niceness) runs lower in priority
+    beside the browser pass, as the full suite's workers do."""
+    monkeypatch.setattr(course, "ROOT", tmp_path)
+    said = "import os, sys; open(sys.argv[1], 'w', encoding='utf-8').write(str(os.nice(0)))"
+    stage = [("at the same priority", {}, ["-c", said, str(tmp_path / "same.txt")]),
+             ("lower", {course.PASS_NICE: "7"}, ["-c", said, str(tmp_path / "lower.txt")])]
+    done = course.run_side_by_side([sys.executable], stage, [])
+    assert [s for _, s, _ in done] == [0, 0], done
+    base = os.nice(0)
+    assert (tmp_path / "same.txt").read_text(encoding="utf-8") == str(base)
+    assert (tmp_path / "lower.txt").read_text(encoding="utf-8") == str(min(19, base + 7))
+
+
 def test_readme_makefile_and_ci_run_the_same_commands():
     readme, makefile, ci = _text("README.md"), _text("Makefile"), _text(".ci/run")
     for command in ("lab", "test"):
@@ -494,7 +509,8 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
     (first, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)   # nbval alone, after
     assert first[2][:5] == ["tests", "-m", "browser", "--lesson", "05"] and first[1] == {}
     assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]      # lesson 02's screen reader beside the rest
-    assert beside[1] == dict(course.NON_UTF8, COURSE_TEST_PASS="other")
+    assert first[2][-2:] == ["--dist", "worksteal"], "single tests to the two workers, not a file each"
+    assert beside[1] == dict(course.NON_UTF8, COURSE_TEST_PASS="other", **{course.PASS_NICE: str(course.BESIDE_NICE)})
     assert beside[2] == ["tests", "-m", "not browser and not lessons and not quiet", "--lesson", "05"]
     # A few tests a pass: no xdist workers (each collected the whole suite again), and no
     # timing claims (the quiet stage belongs to no lesson).
