@@ -696,7 +696,8 @@ def pytest_passes(args, system=None, cores=None, browser=True):
             title = "its student version in JupyterLab and headless Chromium, its keyboard and screen-reader routes"
         else:
             title = "its student version, executed top to bottom" + first[0].split("top to bottom")[1]
-        first = (name + ": " + title, first[1], first[2] + chosen)
+        paths = browser_test_files() if "Chromium" in first[0] else ["tests"]
+        first = (name + ": " + title, first[1], paths + first[2][1:] + chosen)
         every_other = (name + ": its checkers, figures and explorers, on a simulated non-UTF-8 "
                        "system: " + describe(NON_UTF8), NON_UTF8, every_other[2] + chosen)
         other = (name + ": nbval on a simulated other machine: " + describe(OTHER_MACHINE),
@@ -750,6 +751,15 @@ def lesson_numbers(spec):
 
 def lesson_notebooks(lessons):
     return [p for n in lessons for p in sorted((ROOT / "notebooks").glob(n + "_*.ipynb"))]
+
+
+def browser_test_files():
+    """The test files that hold browser tests (those marked `browser`, by a decorator or a
+    module's pytestmark), as paths from ROOT: a lesson's browser pass collects only these —
+    the whole suite took 9.0 s of a worker's time to collect, these 1.6 s
+    (tests/test_lesson_selection.py checks no browser test lives elsewhere)."""
+    return [p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "tests").glob("test_*.py"))
+            if "mark.browser" in p.read_text(encoding="utf-8")]
 
 
 def run_side_by_side(program, stage, extra_args):

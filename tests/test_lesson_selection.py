@@ -90,6 +90,17 @@ def test_every_test_that_names_a_lesson_belongs_to_that_lesson(chosen):
     assert not wrong, "\n".join(wrong[:30])
 
 
+def test_a_lessons_browser_pass_misses_no_browser_test():
+    """`course.py test --lesson` collects its browser pass from course.browser_test_files()
+    only (the files whose text names the browser marker): every browser test is in them."""
+    sys.path.insert(0, str(ROOT))
+    import course
+    files = course.browser_test_files()
+    everywhere = _collect("tests", "-m", "browser")
+    assert everywhere and sorted(_collect(*files, "-m", "browser")) == sorted(everywhere)
+    assert {node.split("::")[0] for node in everywhere} == set(files), "a file without browser tests"
+
+
 def test_one_lesson_alone_and_an_unknown_lesson():
     files = ["tests/test_widgets_attention.py", "tests/test_widgets_blocks.py", "tests/test_lesson05_exercises.py"]
     selected = _collect(*files, "--lesson", "05")

@@ -507,7 +507,10 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
     --lesson for tests/conftest.py to keep that lesson's tests (tests/test_lesson_selection.py)."""
     args = course.parser().parse_args(["test", "--lesson", "5"])
     (first, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)   # nbval alone, after
-    assert first[2][:5] == ["tests", "-m", "browser", "--lesson", "05"] and first[1] == {}
+    files = course.browser_test_files()          # not the whole suite: only files with browser tests
+    assert first[2][:len(files) + 4] == files + ["-m", "browser", "--lesson", "05"] and first[1] == {}
+    assert {"tests/test_browser.py", "tests/test_screen_reader.py", "tests/test_keyboard_reach.py"} <= set(files)
+    assert "tests/test_attention.py" not in files and "tests/test_setup.py" not in files
     assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]      # lesson 02's screen reader beside the rest
     assert first[2][-2:] == ["--dist", "worksteal"], "single tests to the two workers, not a file each"
     assert beside[1] == dict(course.NON_UTF8, COURSE_TEST_PASS="other", **{course.PASS_NICE: str(course.BESIDE_NICE)})
