@@ -361,18 +361,36 @@ class Kernel:
         return reply
 
     def settle(self, timeout: float = 60) -> None:
-        """Wait until the kernel is idle (a restart done), and drop the messages so far."""
+        """Wait until the kernel answers (a restart done), and drop the messages so far.
+        It is asked on its own channel (kernel_info_request, again every 2 s until answered),
+        not by the server's REST model: a kernel the memory limit stopped and the server
+        restarted stayed "starting" there until it was next spoken to (each wait ran its
+        whole 60 s, 2 minutes of a hub test)."""
         import websocket
 
+        asked: set[str] = set()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            r = requests.get(f"{self.base}/api/kernels/{self.id}", headers=self.auth, timeout=30)
-            if r.ok and r.json().get("execution_state") == "idle":
-                break
-            time.sleep(1)
-        self.ws.settimeout(1)
+        self.ws.settimeout(0.5)
         try:
             while True:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"kernel {self.id} did not answer within {timeout:.0f} s")
+                req = _msg("kernel_info_request", {}, self.session)
+                asked.add(req["header"]["msg_id"])
+                self.ws.send(json.dumps(req))
+                until = time.monotonic() + 2
+                answered = False
+                while not answered and time.monotonic() < until:
+                    try:
+                        m = decode_frame(self.ws.recv())
+                    except websocket.WebSocketTimeoutException:
+                        continue
+                    answered = (m.get("msg_type") == "kernel_info_reply"
+                                and m.get("parent_header", {}).get("msg_id") in asked)
+                if answered:
+                    break
+            self.ws.settimeout(1)
+            while True:                     # what is still on its way (late answers too)
                 self.ws.recv()
         except websocket.WebSocketTimeoutException:
             pass
