@@ -180,8 +180,10 @@ def select_lessons(config, items):
         return
     lessons = {item.nodeid: lesson_of(item) for item in items}
     if report:
-        Path(report).write_text("".join(f"{node}\t{lesson or ''}\n" for node, lesson in lessons.items()),
-                                encoding="utf-8")
+        # node, its lesson, "browser" where it is marked so (its pass collects only such files)
+        marks = {item.nodeid: "browser" if item.get_closest_marker("browser") else "" for item in items}
+        Path(report).write_text("".join(f"{node}\t{lesson or ''}\t{marks[node]}\n"
+                                        for node, lesson in lessons.items()), encoding="utf-8")
     if not wanted:
         return
     chosen = {w.strip().zfill(2) for w in wanted.split(",") if w.strip()}
