@@ -779,10 +779,14 @@ def run_side_by_side(program, stage, extra_args):
             else:
                 say("== " + title)
             out = open(str(log), "wb") if log else None
+            # Lower in priority through the system's `nice` (not a preexec_fn: unsafe while
+            # another thread runs, as the package index's probe may); none: as it is.
             nice = int(extra.get(PASS_NICE, 0))
-            lower = (lambda: os.nice(nice)) if nice and hasattr(os, "nice") else None
+            runner = shutil.which("nice") if nice else None
+            if runner:
+                command = [runner, "-n", str(nice)] + command
             process = subprocess.Popen(command, cwd=str(ROOT), env=with_env(extra), stdout=out,
-                                       stderr=subprocess.STDOUT if out else None, preexec_fn=lower)
+                                       stderr=subprocess.STDOUT if out else None)
             started.append([title, process, out, log, time.monotonic(), None])
         while any(p[5] is None for p in started):
             for p in started:
