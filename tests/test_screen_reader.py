@@ -323,9 +323,10 @@ def test_lesson_02_with_orca():
                 if value != "64":
                     break
                 note("focus", [f"after Right: {where}", *sr.key_decisions("Right", 1)])
-                # The focus left the control (once, on the first run on a fresh machine; why is
-                # not known — the note above says where it went): back to it by keyboard, as a
-                # learner would — Shift+Tab from a later stop in the explorer, Tab from before.
+                # The focus left the control (seen when Orca stayed stuck "reading" the empty page,
+                # now turned off in ScreenReader._home; the note above says where the focus went
+                # and what Orca did with the key): back to it by keyboard, as a learner would —
+                # Shift+Tab from a later stop in the explorer, Tab from before.
                 back = "shift+Tab" if where.get("explorer") == 0 else "Tab"
                 for _ in range(4):
                     if where.get("explorer") == 0 and where.get("first"):
