@@ -479,6 +479,9 @@ PLAYWRIGHT_DOWNLOAD = "https://cdn.playwright.dev"
 # The screen-reader test's programs (tests/screen_reader_support.py says why each is needed).
 SCREEN_READER = ("Xvfb", "orca", "xdotool", "openbox", "dbus-daemon", "gdbus", "speech-dispatcher",
                  "/usr/libexec/at-spi-bus-launcher", "/usr/libexec/at-spi2-registryd")
+# The lesson Orca reads (tests/test_screen_reader*.py, marked `screen_reader`: two tests, each
+# with an Orca of its own).
+SCREEN_READER_LESSON = "02"
 SCREEN_READER_PACKAGES = ("xvfb orca at-spi2-core dbus-x11 speech-dispatcher speech-dispatcher-espeak-ng "
                           "espeak-ng xdotool python3-pyatspi gir1.2-atspi-2.0 libatk-adaptor openbox")
 
@@ -564,7 +567,7 @@ def not_run(args, browser, system=None, environ=None, which=shutil.which):
                      "COURSE_ALLOW_NO_BROWSER=1); the student versions ran in nbclient instead")
     lessons = lesson_numbers(getattr(args, "lesson", None))
     gone = screen_reader_missing(which)
-    if browser and gone and (not lessons or "02" in lessons) \
+    if browser and gone and (not lessons or SCREEN_READER_LESSON in lessons) \
             and environ.get("COURSE_REQUIRE_SCREEN_READER") != "1":
         lines.append("skipped: the screen-reader test (Orca reads lesson 02): %s missing; as root "
                      "on Debian/Ubuntu: apt-get install --no-install-recommends %s"
@@ -635,6 +638,8 @@ PASS_NICE = "COURSE_PASS_NICE"
 # How much lower in priority every other test runs beside the first pass: while the two
 # passes want more than the cores, the first pass's lessons keep their pace.
 BESIDE_NICE = 10
+# How much lower the rest of a lesson's browser tests run beside its screen-reader tests.
+REST_NICE = 5
 
 
 def pytest_passes(args, system=None, cores=None, browser=True):
@@ -712,10 +717,19 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         # a file each put lesson 02's screen reader (165 s) and its keyboard tests (75 s) on one
         # worker, 279 s, while the other was done after 67 s (xdist gives each worker two files
         # to start with). A file's server is then started by each worker that runs its tests.
-        if cores >= 2 and system == "Linux" and browser:
-            first = first[:2] + (first[2] + workers(2, "browser", dist="worksteal"),)
+        split = screen_reader_pass(first, lessons)
+        if cores >= 2 and system == "Linux" and browser and split:
+            # Lesson 02's screen reader: a pass of its own, a worker per test, beside the rest
+            # of the lesson's browser tests, which run a little lower in priority: all of them
+            # starting at once (labs, Chromiums, Orcas, the checkers' collection) took Orca 62 s
+            # to the page's first words (24 s alone); after that it waits on speech, not the CPU.
+            rest, reader = split
+            browsers = [rest[:2] + (rest[2] + workers(2, "browser", nice=REST_NICE, dist="worksteal"),),
+                        reader[:2] + (reader[2] + workers(2, "reader", dist="worksteal"),)]
+        elif cores >= 2 and system == "Linux" and browser:
+            browsers = [first[:2] + (first[2] + workers(2, "browser", dist="worksteal"),)]
         else:
-            first = (first[0], dict(first[1], COURSE_TEST_PASS="browser"), first[2])
+            browsers = [(first[0], dict(first[1], COURSE_TEST_PASS="browser"), first[2])]
         # Every other test lower in priority, as in the full suite: lesson 11's Run All in Chromium
         # (the real LLM's kernel) took 122 s beside it at the same priority.
         every_other = (every_other[0], dict(every_other[1], COURSE_TEST_PASS="other",
@@ -723,7 +737,9 @@ def pytest_passes(args, system=None, cores=None, browser=True):
                        every_other[2])
         # nbval runs alone, as in the full suite: beside the browser pass, lesson 04's timing
         # claim measured the other pass (the loop over heads "faster" than the batch, ratio 0.08).
-        return [[first], [other], [every_other]] if cores < 2 else [[first, every_other], [other]]
+        if cores < 2:
+            return [browsers, [other], [every_other]]
+        return [browsers + [every_other], [other]]
     if cores < 2:
         return [[first], [other], [every_other]] + last
     if system == "Linux" and browser:
@@ -734,6 +750,25 @@ def pytest_passes(args, system=None, cores=None, browser=True):
     else:
         beside = workers(min(n, cores - 1), "other")
     return [[first, every_other[:2] + (every_other[2] + beside,)], [other]] + last
+
+
+def screen_reader_pass(browser_pass, lessons):
+    """(`browser_pass` without the screen-reader tests, a pass of those alone), or None where
+    the lessons have none or the browser pass drives no browser. Orca reads lesson 02 in two
+    tests of about 100 s each, mostly waiting for its speech (85 s of CPU for both): they
+    need a worker each, beside the lesson's other browser tests (on the browser pass's two
+    workers, 337 s of tests took 217 s: xdist's work stealing had handed both to one worker)."""
+    title, env, pytest_args = browser_pass
+    if SCREEN_READER_LESSON not in lessons or "Chromium" not in title:
+        return None
+    k, at = pytest_args.index("-m"), pytest_args.index("--lesson")
+    paths, chosen = pytest_args[:k], pytest_args[at:at + 2]
+    rest = (title.replace("its keyboard and screen-reader routes", "its keyboard routes"), env,
+            paths + ["-m", "browser and not screen_reader"] + pytest_args[k + 2:])
+    whose = "" if lessons == [SCREEN_READER_LESSON] else "lesson %s " % SCREEN_READER_LESSON
+    reader = (title.split(": ")[0] + ": %sread by a screen reader (Orca), its two tests side by side" % whose,
+              env, paths + ["-m", "browser and screen_reader"] + chosen)
+    return rest, reader
 
 
 def lesson_numbers(spec):

@@ -151,7 +151,8 @@ def pytest_collection_modifyitems(config, items):
 LESSON_STEMS = {p.stem: p.name[:2] for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
 FILE_LESSON = {
     "test_widgets_basics.py": "00", "test_widgets_rnn.py": "01", "test_widgets_attention.py": "02",
-    "test_screen_reader.py": "02", "test_widgets_positional.py": "03", "test_widgets_heads.py": "04",
+    "test_screen_reader.py": "02", "test_screen_reader_exercises.py": "02",
+    "test_widgets_positional.py": "03", "test_widgets_heads.py": "04",
     "test_widgets_blocks.py": "05", "test_widgets_sampling.py": "06", "test_viz_masking.py": "06",
     "test_widgets_encoder_decoder.py": "07", "test_widgets_translation.py": "08",
     "test_widgets_llm.py": "11",
@@ -201,9 +202,10 @@ def select_lessons(config, items):
 
 
 # Tests of one lesson that take minutes (measured with --durations, `course.py test --lesson 02`
-# and `--lesson 11` on the 2-core machine): the screen reader 165 s, a lesson's Run All in
+# and `--lesson 11` on the 2-core machine): the two screen-reader tests, a lesson's Run All in
 # Chromium 32-60 s.
-LONGEST_FIRST = ("tests/test_screen_reader.py::", "tests/test_browser.py::test_lesson_in_browser[")
+LONGEST_FIRST = ("tests/test_screen_reader_exercises.py::", "tests/test_screen_reader.py::",
+                 "tests/test_browser.py::test_lesson_in_browser[")
 
 
 def lesson_of(item):

@@ -68,11 +68,32 @@ def require() -> None:
     pytest.skip(msg)
 
 
-def _free_display() -> int:
-    for n in range(90, 190):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    raise RuntimeError("no free X display number between :90 and :189")
+# Orca's launcher (/usr/bin/orca) refuses to start while another Orca of the same user runs
+# (`pgrep -u $UID -x orca`). Each ScreenReader has a display, D-Bus, AT-SPI bus and home of
+# its own, as another user's would, so two can read side by side (the screen-reader tests
+# are two, run at once by `course.py test --lesson 02`): the launcher is run here with that
+# one check answered "none", and nothing else changed.
+ORCA_BESIDE_OTHERS = (
+    "import sys\n"
+    "path = sys.argv[1]\n"
+    "sys.argv = [path] + sys.argv[2:]\n"
+    "launcher = {'__name__': 'orca_launcher', '__file__': path}\n"
+    "exec(compile(open(path, encoding='utf-8').read(), path, 'exec'), launcher)\n"
+    "launcher['otherOrcas'] = lambda: []\n"
+    "sys.exit(launcher['main']())\n")
+
+
+def orca_command(*args: str) -> list[str]:
+    """The command that starts Orca with `args`, beside any other Orca of this user: the
+    launcher's own interpreter (its #! line: Orca's modules are that Python's) running
+    ORCA_BESIDE_OTHERS."""
+    orca = shutil.which("orca")
+    if orca is None:
+        raise RuntimeError(f"orca is not installed: {INSTALL}")
+    with open(orca, "rb") as f:
+        first = f.readline().decode("utf-8", "replace")
+    python = first[2:].split()[0] if first.startswith("#!") and "python" in first else "python3"
+    return [python, "-c", ORCA_BESIDE_OTHERS, orca, *args]
 
 
 def utterances_of(log_text: str) -> list[str]:
@@ -92,7 +113,7 @@ class ScreenReader:
         self.size = (width, height)
         self.tmp = Path(tempfile.mkdtemp(prefix="course-orca-"))
         self.log = self.tmp / "orca-debug.log"
-        self.display = f":{_free_display()}"
+        self.display = ""                  # Xvfb picks a free one (start)
         self._procs: list[subprocess.Popen] = []
         self._mark = 0
         self.env: dict[str, str] = {}
@@ -126,7 +147,7 @@ class ScreenReader:
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
         return dict(keep, HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(runtime),
                     XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
-                    DISPLAY=self.display, LANG=os.environ.get("LANG", "C.UTF-8"))
+                    LANG=os.environ.get("LANG", "C.UTF-8"))
 
     def _start(self, cmd, **kw) -> subprocess.Popen:
         p = subprocess.Popen(cmd, env=self.env, stdin=subprocess.DEVNULL,
@@ -137,13 +158,25 @@ class ScreenReader:
 
     def start(self) -> "ScreenReader":
         self.env = self._home()
+        # Xvfb chooses a free display and writes its number to a pipe: two screen readers
+        # starting at once never pick the same one.
+        read_end, write_end = os.pipe()
+        try:
+            self._start(["Xvfb", "-displayfd", str(write_end), "-screen", "0",
+                         f"{self.size[0]}x{self.size[1]}x24", "-nolisten", "tcp"], pass_fds=(write_end,))
+            os.close(write_end)
+            write_end = None
+            self.display = f":{self._read_display(read_end)}"
+        finally:
+            os.close(read_end)
+            if write_end is not None:
+                os.close(write_end)
+        self.env["DISPLAY"] = self.display
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], env=self.env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                text=True, encoding="utf-8", start_new_session=True)
         self._procs.append(bus)
         self.env["DBUS_SESSION_BUS_ADDRESS"] = bus.stdout.readline().strip()
-        self._start(["Xvfb", self.display, "-screen", "0", f"{self.size[0]}x{self.size[1]}x24", "-nolisten", "tcp"])
-        self._wait(lambda: Path(f"/tmp/.X11-unix/X{self.display[1:]}").exists(), 15, "Xvfb")
         self._start(["openbox"])
         self._start([LIBEXEC[0], "--launch-immediately"])
         self._wait(self._a11y_bus_up, 15, "the AT-SPI bus")
@@ -153,9 +186,27 @@ class ScreenReader:
                             "org.a11y.Status", prop, "<true>"], env=self.env, check=True,
                            capture_output=True, timeout=15)
         self._start([LIBEXEC[1]])
-        self._start(["orca", "--replace", f"--debug-file={self.log}"], stdout=open(self.tmp / "orca.out", "wb"))
+        self._start(orca_command(f"--debug-file={self.log}"), stdout=open(self.tmp / "orca.out", "wb"))
         self._wait(lambda: self.transcript(), 60, "Orca's first words")
         return self
+
+    @staticmethod
+    def _read_display(fd: int, seconds: float = 15) -> str:
+        """The display number Xvfb writes to `fd` once it accepts connections."""
+        import selectors
+        got = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            deadline = time.monotonic() + seconds
+            while not got.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    raise RuntimeError(f"Xvfb did not come up within {seconds} s")
+                chunk = os.read(fd, 16)
+                if not chunk:
+                    raise RuntimeError("Xvfb exited before it chose a display")
+                got += chunk
+        return got.decode("ascii").strip()
 
     def _a11y_bus_up(self) -> bool:
         r = subprocess.run(["gdbus", "call", "--session", "--dest", "org.a11y.Bus", "--object-path",

@@ -42,9 +42,10 @@ def test_two_lessons_select_their_tests_and_nothing_else(chosen):
     selected, owner, _ = chosen
     assert sorted(selected) == sorted(_of(owner, "02") | _of(owner, "05"))
     # The longest first (the two workers steal work; a long test started last runs alone).
-    assert selected[0] == "tests/test_screen_reader.py::test_lesson_02_with_orca", selected[:3]
-    assert selected[1:3] == ["tests/test_browser.py::test_lesson_in_browser[02_attention]",
-                             "tests/test_browser.py::test_lesson_in_browser[05_transformer_block]"], selected[:3]
+    assert selected[:2] == ["tests/test_screen_reader_exercises.py::test_lesson_02_exercises_and_export_with_orca",
+                            "tests/test_screen_reader.py::test_lesson_02_with_orca"], selected[:4]
+    assert selected[2:4] == ["tests/test_browser.py::test_lesson_in_browser[02_attention]",
+                             "tests/test_browser.py::test_lesson_in_browser[05_transformer_block]"], selected[:4]
     lesson02, lesson05 = _of(owner, "02"), _of(owner, "05")
     # nbval of each lesson's notebook, and of no other.
     notebooks = {node.split("::")[0] for node in selected if node.startswith("notebooks/")}
@@ -53,7 +54,8 @@ def test_two_lessons_select_their_tests_and_nothing_else(chosen):
     # The student version in the browser, the keyboard route, the screen reader (lesson 02's).
     for node in ("tests/test_browser.py::test_lesson_in_browser[02_attention]",
                  "tests/test_keyboard_reach.py::test_first_explorer_is_reached_from_page_load[02_attention]",
-                 "tests/test_screen_reader.py::test_lesson_02_with_orca"):
+                 "tests/test_screen_reader.py::test_lesson_02_with_orca",
+                 "tests/test_screen_reader_exercises.py::test_lesson_02_exercises_and_export_with_orca"):
         assert owner[node] == "02", node
     assert owner["tests/test_browser.py::test_lesson_in_browser[05_transformer_block]"] == "05"
     assert owner["tests/test_browser.py::test_lesson_in_browser[11_a_real_llm]"] == "11"
