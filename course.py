@@ -638,8 +638,6 @@ PASS_NICE = "COURSE_PASS_NICE"
 # How much lower in priority every other test runs beside the first pass: while the two
 # passes want more than the cores, the first pass's lessons keep their pace.
 BESIDE_NICE = 10
-# How much lower the rest of a lesson's browser tests run beside its screen-reader tests.
-REST_NICE = 5
 
 
 def pytest_passes(args, system=None, cores=None, browser=True):
@@ -720,11 +718,14 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         split = screen_reader_pass(first, lessons)
         if cores >= 2 and system == "Linux" and browser and split:
             # Lesson 02's screen reader: a pass of its own, a worker per test, beside the rest
-            # of the lesson's browser tests, which run a little lower in priority: all of them
-            # starting at once (labs, Chromiums, Orcas, the checkers' collection) took Orca 62 s
-            # to the page's first words (24 s alone); after that it waits on speech, not the CPU.
+            # of the lesson's browser tests, which run as low in priority as the checkers: all
+            # of them starting at once (labs, Chromiums, Orcas, the checkers' collection), the
+            # machine's two cores were busy for the first 100 s and Orca took 62 s to the
+            # page's first words (24 s alone). Measured with `--lesson 02`: the rest at the
+            # same priority as Orca 192-228 s, at nice 5 170-191 s, at nice 10 163 s — every
+            # pass then ends within 5 s of the others.
             rest, reader = split
-            browsers = [rest[:2] + (rest[2] + workers(2, "browser", nice=REST_NICE, dist="worksteal"),),
+            browsers = [rest[:2] + (rest[2] + workers(2, "browser", nice=BESIDE_NICE, dist="worksteal"),),
                         reader[:2] + (reader[2] + workers(2, "reader", dist="worksteal"),)]
         elif cores >= 2 and system == "Linux" and browser:
             browsers = [first[:2] + (first[2] + workers(2, "browser", dist="worksteal"),)]

@@ -6,9 +6,10 @@
 lines "SPEECH DISPATCHER: Speaking '…'" are the transcript: the text Orca sends to
 speech-dispatcher. There is no sound card, so speech-dispatcher is given
 `AudioOutputMethod "libao"` and libao `default_driver=null` (its default "pulse" output
-makes Orca hang after "Loading. Please wait."); Orca's settings are its defaults but one: it does
+makes Orca hang after "Loading. Please wait."); Orca's settings are its defaults but two: it does
 not start reading a page when the page loads (Orca 43 can be left stuck "reading" an empty
-page: see `_home`). `chromium_app(url)` opens a URL in an app
+page), and it speaks at its fastest rate (less sound to make: see `_home`). Two
+ScreenReaders can run at once (`orca_command`). `chromium_app(url)` opens a URL in an app
 window of Debian's Chromium with `--force-renderer-accessibility`, the way a learner's
 browser opens it (the page has the keyboard focus), and connects playwright to it over
 CDP to look at the page (never to press keys: keys go through X with xdotool, as a
@@ -139,10 +140,19 @@ class ScreenReader:
         # moves Orca's caret, not the slider (CI, 2026-12-07; reproduced here beside 3 busy loops).
         orca_dir = home / ".local" / "share" / "orca"
         orca_dir.mkdir(parents=True)
-        no_reading_on_load = {"sayAllOnLoad": False}
+        #
+        # And the fastest speech rate: the test reads what Orca sends to speech (its debug log),
+        # and espeak-ng makes each utterance's sound (thrown away here) at the CPU's pace: at
+        # the default rate speech-dispatcher took 40 % of a core beside two Orcas. Orca's four
+        # voices, as its settings.py has them, each faster (one missing, Orca stopped handling
+        # keys that speak with it: Shift+H echoed "left shift" and moved nowhere).
+        fast = {"established": True, "rate": 99}
+        voices = {"default": fast, "uppercase": dict(fast, **{"average-pitch": 7.0}),
+                  "hyperlink": fast, "system": fast}
+        ours = {"sayAllOnLoad": False, "voices": voices}
         (orca_dir / "user-settings.conf").write_text(json.dumps({
-            "general": no_reading_on_load, "pronunciations": {}, "keybindings": {},
-            "profiles": {"default": {"profile": ["Default", "default"], **no_reading_on_load}}}),
+            "general": ours, "pronunciations": {}, "keybindings": {},
+            "profiles": {"default": {"profile": ["Default", "default"], **ours}}}),
             encoding="utf-8")
         keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TZ")}
         return dict(keep, HOME=str(home), XDG_CONFIG_HOME=str(config), XDG_RUNTIME_DIR=str(runtime),

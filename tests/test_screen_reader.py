@@ -132,6 +132,7 @@ def orca_reads_lesson(part: str):
         return words
 
     with _lab_and_screen_reader() as (lab, sr), sync_playwright() as pw:
+        note("lab and Orca started", [])
         port = bs.free_port()
         sr.chromium_app(lab.notebook_url(f"notebooks/{LESSON}.ipynb"), str(bs.CHROMIUM),
                         [a for a in bs.CHROMIUM_ARGS if a != "--headless"], port)
@@ -144,10 +145,13 @@ def orca_reads_lesson(part: str):
                 time.sleep(0.25)
         assert browser is not None, "Chromium's debugging port never answered"
         page = browser.contexts[0].pages[0]
+        note("Chromium connected", [])
         try:
             bs.wait_notebook_open(page, f"{LESSON}.ipynb")
+            note("notebook open", [])
             bs.wait_widgets_rendered(page)
             page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .course-live").first.wait_for(timeout=30_000)
+            note("widgets drawn", [])
             yield page, sr, note
         finally:
             transcript = sr.transcript()

@@ -528,16 +528,16 @@ def test_one_lesson_gets_the_same_passes_for_its_own_tests():
 
 def test_a_screen_reader_lesson_gets_a_pass_and_a_worker_per_test():
     """`test --lesson 02`: its two screen-reader tests (an Orca each) in a pass of their own,
-    a worker each, beside the rest of its browser tests (a little lower in priority) and its
-    checkers; every browser test is in exactly one of the two."""
+    a worker each, beside the rest of its browser tests and its checkers (both lower in
+    priority); every browser test is in exactly one of the two."""
     args = course.parser().parse_args(["test", "--lesson", "02,05"])
     (rest, reader, beside), (other,) = course.pytest_passes(args, system="Linux", cores=2)
     files = course.browser_test_files()
     assert rest[2][:len(files) + 4] == files + ["-m", "browser and not screen_reader", "--lesson", "02,05"]
     assert reader[2][:len(files) + 4] == files + ["-m", "browser and screen_reader", "--lesson", "02,05"]
-    assert _workers(rest[2]) == [("browser0", course.REST_NICE), ("browser1", course.REST_NICE)]
+    assert _workers(rest[2]) == [("browser0", course.BESIDE_NICE), ("browser1", course.BESIDE_NICE)]
     assert _workers(reader[2]) == [("reader0", 0), ("reader1", 0)]
-    assert 0 < course.REST_NICE < course.BESIDE_NICE and beside[1][course.PASS_NICE] == str(course.BESIDE_NICE)
+    assert course.BESIDE_NICE > 0 and beside[1][course.PASS_NICE] == str(course.BESIDE_NICE)
     assert course.short_title(reader[0]) == "lessons 02, 05: lesson 02 read by a screen reader (Orca)"
     # One core, or no browser: one browser pass as before, the screen reader in it.
     (alone,), _, _ = course.pytest_passes(args, system="Linux", cores=1)
