@@ -198,7 +198,8 @@ def test_every_test_pass_is_in_the_test_command():
     assert course.parallel(1) == [] and course.parallel(2) == ["-n", "2", "--dist", "loadfile"]
     assert course.parallel(64)[1] == "4"
     # On Linux the browser test runs the student versions; elsewhere nbclient does.
-    assert passes[0][1] == {} and passes[0][2][:3] == ["tests", "-m", "browser"]
+    files = course.browser_test_files()
+    assert passes[0][1] == {} and passes[0][2][:len(files) + 2] == files + ["-m", "browser"]
     assert "student versions" in passes[0][0]
     for system in ("Windows", "Darwin"):
         first = course.pytest_passes(args, system=system, cores=2)[0][0]
@@ -234,7 +235,8 @@ def test_passes_side_by_side_never_oversubscribe_the_cores(cores):
     assert [len(s) for s in stages] == [2, 1, 1]
     (first, beside), (other,), (quiet,) = stages
     assert quiet[2] == ["tests", "-m", "quiet"], "the timing claims run alone, without workers"
-    assert first[2][:3] == ["tests", "-m", "browser"] and first[1] == {}
+    files = course.browser_test_files()
+    assert first[2][:len(files) + 2] == files + ["-m", "browser"] and first[1] == {}
     assert _workers(first[2]) == [("browser0", 0), ("browser1", 0)]
     assert beside[1] == course.NON_UTF8 and beside[2][:3] == ["tests", "-m", "not browser and not lessons and not quiet"]
     assert _workers(beside[2]) == [(f"other{i}", course.BESIDE_NICE) for i in range(min(4, cores))]
@@ -248,7 +250,7 @@ def test_passes_side_by_side_never_oversubscribe_the_cores(cores):
     # One core: one pass after another, as before.
     stages = course.pytest_passes(args, system="Linux", cores=1)
     assert [len(s) for s in stages] == [1, 1, 1, 1]
-    assert [s[0][2] for s in stages] == [["tests", "-m", "browser"], ["notebooks"],
+    assert [s[0][2] for s in stages] == [course.browser_test_files() + ["-m", "browser"], ["notebooks"],
                                         ["tests", "-m", "not browser and not lessons and not quiet"],
                                         ["tests", "-m", "quiet"]]
 
