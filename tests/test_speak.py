@@ -1,5 +1,5 @@
 """`say` (course_lib/classroom/speak.py): plain text for nbval and logs, one announced paragraph
-in JupyterLab (issue 43). The page's side — Orca speaking it — is tests/test_screen_reader.py."""
+in JupyterLab (issue 43). The page's side — Orca speaking it — is tests/test_screen_reader_exercises.py."""
 import re
 
 import pytest
