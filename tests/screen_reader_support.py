@@ -143,7 +143,8 @@ class ScreenReader:
         #
         # And the fastest speech rate: the test reads what Orca sends to speech (its debug log),
         # and espeak-ng makes each utterance's sound (thrown away here) at the CPU's pace: at
-        # the default rate speech-dispatcher took 40 % of a core beside two Orcas. Orca's four
+        # the default rate `top` showed speech-dispatcher at 41-47 % of a core at moments beside two
+        # Orcas (at this rate: 9-10 s of CPU each in a whole `--lesson 02`). Orca's four
         # voices, as its settings.py has them, each faster (one missing, Orca stopped handling
         # keys that speak with it: Shift+H echoed "left shift" and moved nowhere).
         fast = {"established": True, "rate": 99}
