@@ -722,9 +722,9 @@ def pytest_passes(args, system=None, cores=None, browser=True):
             # of the lesson's browser tests, which run as low in priority as the checkers: all
             # of them starting at once (labs, Chromiums, Orcas, the checkers' collection), the
             # machine's two cores were busy for the first 100 s and Orca took 62 s to the
-            # page's first words (24 s alone). Measured with `--lesson 02`: the rest at the
-            # same priority as Orca 192-228 s, at nice 5 170-191 s, at nice 10 163 s — every
-            # pass then ends within 5 s of the others.
+            # page's first words (24 s alone). Measured with `--lesson 02`, its passes: the rest
+            # at the same priority as Orca 201 s, at nice 5 170-191 s, at nice 10 159-177 s in
+            # three runs — every pass then ends within 20 s of the others.
             rest, reader = split
             browsers = [rest[:2] + (rest[2] + workers(2, "browser", nice=BESIDE_NICE, dist="worksteal"),),
                         reader[:2] + (reader[2] + workers(2, "reader", dist="worksteal"),)]
@@ -757,7 +757,7 @@ def pytest_passes(args, system=None, cores=None, browser=True):
 def screen_reader_pass(browser_pass, lessons):
     """(`browser_pass` without the screen-reader tests, a pass of those alone), or None where
     the lessons have none or the browser pass drives no browser. Orca reads lesson 02 in two
-    tests of about 100 s each, mostly waiting for its speech (85 s of CPU for both): they
+    tests of about 100 s each, mostly waiting for its speech (85-99 s of CPU for both): they
     need a worker each, beside the lesson's other browser tests (on the browser pass's two
     workers, 337 s of tests took 217 s: xdist's work stealing had handed both to one worker)."""
     title, env, pytest_args = browser_pass
