@@ -94,8 +94,9 @@ LEFT_TO_ROOT = {
     "and lesson 08's browser test, with the same server, Chromium and workspace, run here)": [
         "tests/test_concept_browser.py"],
     "what Orca says of lesson 02 is the page's markup and the screen reader's rules, which no "
-    "account changes (about 4.5 minutes: its JupyterLab and Chromium as the account are lesson "
-    "08's browser test, run here)": ["tests/test_screen_reader.py"],
+    "account changes (two tests of about 2 minutes each: its JupyterLab and Chromium as the "
+    "account are lesson 08's browser test, run here)": [
+        "tests/test_screen_reader.py", "tests/test_screen_reader_exercises.py"],
 }
 
 
