@@ -698,7 +698,8 @@ def pytest_passes(args, system=None, cores=None, browser=True):
         name = "lesson%s %s" % ("s" if len(lessons) > 1 else "", ", ".join(lessons))
         chosen = ["--lesson", ",".join(lessons)]
         if "Chromium" in first[0]:
-            title = "its student version in JupyterLab and headless Chromium, its keyboard and screen-reader routes"
+            title = "its student version in JupyterLab and headless Chromium, its keyboard route" + (
+                " and screen reader" if SCREEN_READER_LESSON in lessons else "")
         else:
             title = "its student version, executed top to bottom" + first[0].split("top to bottom")[1]
         first = (name + ": " + title, first[1], first[2] + chosen)
@@ -765,7 +766,7 @@ def screen_reader_pass(browser_pass, lessons):
         return None
     k, at = pytest_args.index("-m"), pytest_args.index("--lesson")
     paths, chosen = pytest_args[:k], pytest_args[at:at + 2]
-    rest = (title.replace("its keyboard and screen-reader routes", "its keyboard routes"), env,
+    rest = (title.replace(" and screen reader", ""), env,
             paths + ["-m", "browser and not screen_reader"] + pytest_args[k + 2:])
     whose = "" if lessons == [SCREEN_READER_LESSON] else "lesson %s " % SCREEN_READER_LESSON
     reader = (title.split(": ")[0] + ": %sread by a screen reader (Orca), its two tests side by side" % whose,

@@ -27,6 +27,7 @@ import html
 import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
@@ -204,7 +205,6 @@ class ScreenReader:
     @staticmethod
     def _read_display(fd: int, seconds: float = 15) -> str:
         """The display number Xvfb writes to `fd` once it accepts connections."""
-        import selectors
         got = b""
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)

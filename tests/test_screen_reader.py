@@ -44,7 +44,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.screen_reader, pytest.mark.slow]
 
 LESSON = "02_attention"
 HEADING = "3. Why divide by the square root of the key length?"     # in words: no formula in a heading
-# Each of the two screen-reader tests, a bound on the suite's time: alone here 85-100 s each;
+# Each of the two screen-reader tests, a bound on the suite's time: 78-135 s each here alone
+# (the two side by side), 113-165 s in `--lesson 02` and the full suite;
 # the whole pass, before it was split in two, 168-237 s (issue 43's closing note). Speech is
 # awaited in real time, so load shows.
 BUDGET_S = 300
